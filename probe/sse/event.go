@@ -34,6 +34,9 @@ type Item struct {
 	ID []byte
 	// Comment is the text of a comment line after the colon (one leading space stripped).
 	Comment []byte
+	// Retry is the reconnection time the stream last set with a retry
+	// field (digits only, in milliseconds), or 0 when it has set none.
+	Retry time.Duration
 	// At is when the read that completed this item returned, from the Reader's clock.
 	At time.Time
 }
