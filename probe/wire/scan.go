@@ -1,0 +1,376 @@
+package wire
+
+// This file holds the small JSON scanner Classify runs on every stream
+// event. encoding/json builds values and allocates; at one call per event
+// on the engine's hot path that costs more than the rest of the event's
+// handling together. The scanner walks the bytes once, finds the few keys
+// a protocol asks for, and validates everything it skips with the grammar
+// of RFC 8259 (the same rules as json.Valid, checked by FuzzScanValid), so a
+// malformed event is reported as Invalid rather than read half-way.
+//
+// Keys are compared as raw bytes: a key spelled with escapes ("\u0074ype")
+// is not recognised. No provider escapes its keys.
+
+// maxDepth is the nesting limit, the same as encoding/json's.
+const maxDepth = 10000
+
+// scanner is a cursor over one JSON document. Once bad is set every
+// method fails, so callers check it once at the end of a walk.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+	bad   bool
+	// key is the raw bytes (between the quotes, escapes kept) of the
+	// key read by the last successful call to member.
+	key []byte
+}
+
+func (s *scanner) fail() bool {
+	s.bad = true
+	return false
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte without consuming it, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// end reports whether only whitespace is left, as a complete document needs.
+func (s *scanner) end() bool {
+	s.ws()
+	return !s.bad && s.i == len(s.b)
+}
+
+// object consumes the opening brace of an object.
+func (s *scanner) object() bool {
+	if s.bad || s.peek() != '{' {
+		return s.fail()
+	}
+	if s.depth++; s.depth > maxDepth {
+		return s.fail()
+	}
+	s.i++
+	return true
+}
+
+// member reads the n-th (from 0) key of the object being walked and the
+// colon after it, leaving the cursor on the value, which the caller must
+// consume. It returns false, having consumed the closing brace, after the
+// last member, and false with bad set on a syntax error.
+func (s *scanner) member(n int) bool {
+	if s.bad {
+		return false
+	}
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		s.depth--
+		return false
+	}
+	if n > 0 {
+		if c != ',' {
+			return s.fail()
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c != '"' {
+		return s.fail()
+	}
+	k, ok := s.rawString()
+	if !ok {
+		return false
+	}
+	if s.peek() != ':' {
+		return s.fail()
+	}
+	s.i++
+	s.key = k
+	return true
+}
+
+// array consumes the opening bracket of an array.
+func (s *scanner) array() bool {
+	if s.bad || s.peek() != '[' {
+		return s.fail()
+	}
+	if s.depth++; s.depth > maxDepth {
+		return s.fail()
+	}
+	s.i++
+	return true
+}
+
+// elem moves to the n-th (from 0) element of the array being walked and
+// reports whether there is one; the caller must consume it. After the last
+// element it consumes the closing bracket and returns false.
+func (s *scanner) elem(n int) bool {
+	if s.bad {
+		return false
+	}
+	c := s.peek()
+	if c == ']' {
+		s.i++
+		s.depth--
+		return false
+	}
+	if n > 0 {
+		if c != ',' {
+			return s.fail()
+		}
+		s.i++
+		if s.peek() == 0 {
+			return s.fail()
+		}
+	}
+	return true
+}
+
+// rawString consumes a string and returns its bytes between the quotes,
+// escapes undecoded. Control characters and bad escapes are errors.
+func (s *scanner) rawString() ([]byte, bool) {
+	if s.bad || s.peek() != '"' {
+		return nil, s.fail()
+	}
+	s.i++
+	start := s.i
+	b := s.b
+	for i := start; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			s.i = i + 1
+			return b[start:i], true
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return nil, s.fail()
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return nil, s.fail()
+				}
+				i += 4
+			default:
+				return nil, s.fail()
+			}
+		case c < 0x20:
+			return nil, s.fail()
+		}
+	}
+	return nil, s.fail()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// text consumes a value and reports whether it is a non-empty string.
+// null, numbers and the rest are skipped and count as empty.
+func (s *scanner) text() bool {
+	if s.peek() != '"' {
+		s.skip()
+		return false
+	}
+	v, ok := s.rawString()
+	return ok && len(v) > 0
+}
+
+// str consumes a value and returns it when it is a string (raw, escapes
+// undecoded); any other value is skipped and gives nil.
+func (s *scanner) str() []byte {
+	if s.peek() != '"' {
+		s.skip()
+		return nil
+	}
+	v, _ := s.rawString()
+	return v
+}
+
+// count consumes a value and returns it when it is a non-negative integer
+// that fits an int64, else -1.
+func (s *scanner) count() int64 {
+	c := s.peek()
+	if c < '0' || c > '9' {
+		s.skip()
+		return -1
+	}
+	start := s.i
+	if !s.number() {
+		return -1
+	}
+	var n int64
+	for _, d := range s.b[start:s.i] {
+		if d < '0' || d > '9' || n > (1<<62)/10 {
+			return -1
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n
+}
+
+// number consumes a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return s.fail()
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return s.fail()
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return s.fail()
+		}
+	}
+	s.i = i
+	return true
+}
+
+func (s *scanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return s.fail()
+	}
+	s.i += len(word)
+	return true
+}
+
+// skip consumes one value of any kind, validating it.
+func (s *scanner) skip() {
+	switch c := s.peek(); {
+	case s.bad:
+	case c == '{':
+		s.object()
+		for n := 0; s.member(n); n++ {
+			s.skip()
+		}
+	case c == '[':
+		s.array()
+		for n := 0; s.elem(n); n++ {
+			s.skip()
+		}
+	case c == '"':
+		s.rawString()
+	case c == 't':
+		s.literal("true")
+	case c == 'f':
+		s.literal("false")
+	case c == 'n':
+		s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		s.number()
+	default:
+		s.fail()
+	}
+}
+
+// isNull consumes a value and reports whether it was null.
+func (s *scanner) isNull() bool {
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	s.skip()
+	return false
+}
+
+// valid reports whether b is one complete JSON value, like json.Valid.
+func valid(b []byte) bool {
+	s := scanner{b: b}
+	s.skip()
+	return s.end()
+}
+
+// usage reads a usage object's input and output token counts, under the
+// given key names, into v; null and other values are skipped.
+func (s *scanner) usage(v *Verdict, in, out string) {
+	if s.peek() != '{' {
+		s.skip()
+		return
+	}
+	s.object()
+	for n := 0; s.member(n); n++ {
+		switch string(s.key) {
+		case in:
+			v.InputTokens = s.count()
+		case out:
+			v.OutputTokens = s.count()
+		default:
+			s.skip()
+		}
+	}
+}
+
+// errorFields reads an error object's type, code and message as raw
+// strings; a bare string is taken as the message, null gives nothing.
+// ok reports whether there was an error at all (anything but null).
+func (s *scanner) errorFields() (typ, code, msg []byte, ok bool) {
+	switch s.peek() {
+	case '{':
+	case '"':
+		msg = s.str()
+		return nil, nil, msg, true
+	case 'n':
+		s.skip()
+		return nil, nil, nil, false
+	default:
+		s.skip()
+		return nil, nil, nil, true
+	}
+	s.object()
+	for n := 0; s.member(n); n++ {
+		switch string(s.key) {
+		case "type":
+			typ = s.str()
+		case "code":
+			code = s.str()
+		case "message":
+			msg = s.str()
+		default:
+			s.skip()
+		}
+	}
+	return typ, code, msg, true
+}
