@@ -1,0 +1,330 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/report"
+)
+
+// doc is the content shared by the table and markdown formats: a list of
+// blocks that each format draws in its own way.
+type doc struct {
+	blocks []block
+}
+
+// block is one of heading, para, table, list or pre.
+type block interface{ isBlock() }
+
+// heading is a section title; level 1 is the report's title.
+type heading struct {
+	level int
+	text  string
+}
+
+// tone says how a paragraph or list stands out.
+type tone int
+
+const (
+	plain tone = iota
+	notice
+	alarm
+)
+
+// para is one paragraph of text.
+type para struct {
+	tone tone
+	text string
+}
+
+// list is a bulleted list.
+type list struct {
+	tone  tone
+	items []string
+}
+
+// table is a table with a header row; right holds the columns aligned
+// right (numbers), wrap the column (if any, else -1) that wraps long text
+// and width the total width the table should fit in a terminal.
+type table struct {
+	header []string
+	right  []bool
+	rows   [][]string
+	wrap   int
+	width  int
+}
+
+// pre is preformatted text (a text histogram).
+type pre struct {
+	title string
+	lines []string
+}
+
+func (heading) isBlock() {}
+func (para) isBlock()    {}
+func (list) isBlock()    {}
+func (table) isBlock()   {}
+func (pre) isBlock()     {}
+
+func (d *doc) add(b ...block) { d.blocks = append(d.blocks, b...) }
+
+// histogramMetrics are drawn as text histograms in the terminal: the two
+// gap populations and ping masking only show in a distribution's shape.
+var histogramMetrics = []string{report.MetricGap, report.MetricByteGap}
+
+// buildDoc lays out everything the table and markdown formats show.
+func buildDoc(r *report.Results, width int) *doc {
+	d := &doc{}
+	d.header(r)
+	for _, name := range pathNames(r.Paths) {
+		d.path(r, name, r.Paths[name], width)
+	}
+	if lag := r.Run.SchedulerLag; lag != nil && lag.Count > 0 {
+		d.add(heading{2, "Scheduler lag"},
+			para{plain, fmt.Sprintf("How far the open-loop pacer fell behind the intended starts (latencies count from the intended start): p50 %s ms, p99 %s ms, max %s ms over %d calls.",
+				fmtMS(lag.P50), fmtMS(lag.P99), fmtMS(lag.Max), lag.Count)})
+	}
+	if r.Recommendation != nil {
+		d.recommendation(r.Recommendation, width)
+	}
+	return d
+}
+
+// pathNames orders paths stream, batch, then any other by name.
+func pathNames(paths map[string]*report.Path) []string {
+	rank := func(s string) int {
+		switch s {
+		case report.PathStream:
+			return 0
+		case report.PathBatch:
+			return 1
+		}
+		return 2
+	}
+	names := slices.Collect(maps.Keys(paths))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
+	})
+	return slices.DeleteFunc(names, func(s string) bool { return paths[s] == nil })
+}
+
+func (d *doc) header(r *report.Results) {
+	run := r.Run
+	target := cmp.Or(run.Target, "(unknown target)")
+	d.add(heading{1, "tollgate results: " + target})
+	if run.Simulated {
+		d.add(para{notice, fmt.Sprintf("SIMULATED: these calls went to tollgate's embedded simulator (profile %q) on loopback, not to a real provider. The numbers describe the simulator.",
+			cmp.Or(run.SimProfile, "default"))})
+	}
+	if run.Interrupted {
+		d.add(para{alarm, "INTERRUPTED: the run was stopped early; these results cover the calls completed before the interrupt."})
+	}
+	var facts []string
+	for _, kv := range [][2]string{{"api", run.API}, {"model", run.Model}, {"mode", run.Mode}} {
+		if kv[1] != "" {
+			facts = append(facts, kv[0]+" "+kv[1])
+		}
+	}
+	if l := loadText(run.Load); l != "" {
+		facts = append(facts, l)
+	}
+	if len(facts) > 0 {
+		d.add(para{plain, strings.Join(facts, " · ")})
+	}
+	if !run.Started.IsZero() {
+		when := "started " + run.Started.UTC().Format(time.RFC3339)
+		if el := runSeconds(run); el > 0 {
+			when += fmt.Sprintf(", ran %s", fmtSeconds(el))
+		}
+		d.add(para{plain, when})
+	}
+	d.add(para{plain, "clocks: " + clocksText(run.Clocks)})
+	if len(run.Shards) > 0 {
+		d.add(para{plain, "merged shards: " + strings.Join(run.Shards, ", ")})
+	}
+}
+
+// loadText describes the applied load in one phrase.
+func loadText(l report.Load) string {
+	var parts []string
+	switch {
+	case l.Rate > 0:
+		parts = append(parts, fmt.Sprintf("open loop %s/s %s", fmtNum(l.Rate), cmp.Or(l.Arrival, "constant")))
+	case l.Concurrency > 0:
+		parts = append(parts, fmt.Sprintf("closed loop %d workers", l.Concurrency))
+	}
+	if l.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", l.Requests))
+	}
+	if l.Duration > 0 {
+		parts = append(parts, "for "+l.Duration.String())
+	}
+	if l.Warmup > 0 {
+		parts = append(parts, fmt.Sprintf("%d warmup", l.Warmup))
+	}
+	if l.MaxTokens > 0 {
+		parts = append(parts, fmt.Sprintf("max_tokens %d", l.MaxTokens))
+	}
+	parts = append(parts, fmt.Sprintf("seed %d", l.Seed))
+	if l.Shard != "" {
+		parts = append(parts, "shard "+l.Shard)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clocksText lists the eight clock settings, "off" for 0.
+func clocksText(c report.Clocks) string {
+	var parts []string
+	for _, kv := range []struct {
+		name string
+		v    report.Duration
+	}{
+		{"connect", c.Connect}, {"head", c.Head}, {"head_batch", c.HeadBatch},
+		{"first_token", c.FirstToken}, {"idle", c.Idle}, {"total", c.Total},
+		{"ttft", c.TTFT}, {"gap", c.Gap},
+	} {
+		v := "off"
+		if kv.v > 0 {
+			v = kv.v.String()
+		}
+		parts = append(parts, kv.name+" "+v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runSeconds is the run's wall-clock length in seconds, 0 when unknown.
+func runSeconds(run report.Run) float64 {
+	if run.Started.IsZero() || !run.Ended.After(run.Started) {
+		return 0
+	}
+	return run.Ended.Sub(run.Started).Seconds()
+}
+
+func (d *doc) path(r *report.Results, name string, p *report.Path, width int) {
+	d.add(heading{2, fmt.Sprintf("%s path: %d calls", name, p.Calls)})
+	if t, ok := metricTable(p, width); ok {
+		d.add(t)
+	}
+	if el := runSeconds(r.Run); el > 0 {
+		s := fmt.Sprintf("throughput: %s calls/s", fmtRate(float64(p.Calls)/el))
+		if tok := p.Metrics["output_tokens"]; tok != nil && tok.Count > 0 {
+			s += fmt.Sprintf(", %s output tokens/s", fmtRate(tok.Mean*float64(tok.Count)/el))
+		}
+		d.add(para{plain, s + " over " + fmtSeconds(el) + "."})
+	}
+	if len(p.Outcomes) > 0 {
+		d.add(outcomeTable(p, width))
+	}
+	if it := p.Items; it != nil {
+		d.add(para{plain, fmt.Sprintf("items: %d total, %d done, %d failed, %d unprocessed.", it.Total, it.Done, it.Failed, it.Unprocessed)})
+		if len(it.Outcomes) > 0 {
+			rows := countRows(it.Outcomes, it.Total)
+			d.add(table{header: []string{"item outcome", "count", "%"}, right: []bool{false, true, true}, rows: rows, wrap: -1, width: width})
+		}
+	}
+	for _, m := range histogramMetrics {
+		if h, ok := textHistogram(name, m, p.Metrics[m], r.Recommendation, width); ok {
+			d.add(h)
+		}
+	}
+}
+
+// metricTable is one row per metric: count, p50, p90, p99, p99.9, max.
+func metricTable(p *report.Path, width int) (table, bool) {
+	t := table{
+		header: []string{"metric", "unit", "count", "p50", "p90", "p99", "p99.9", "max"},
+		right:  []bool{false, false, true, true, true, true, true, true},
+		wrap:   -1,
+		width:  width,
+	}
+	for _, name := range metricNames(p.Metrics) {
+		m := p.Metrics[name]
+		f, unit := fmtNum, cmp.Or(m.Unit, report.MetricUnit(name), "count")
+		if report.IsDurationMetric(name) {
+			f, unit = fmtMS, report.UnitMs
+		}
+		t.rows = append(t.rows, []string{name, unit, fmt.Sprint(m.Count), f(m.P50), f(m.P90), f(m.P99), f(m.P999), f(m.Max)})
+	}
+	return t, len(t.rows) > 0
+}
+
+// metricNames orders metrics as SPEC §4 does, unknown ones last by name.
+func metricNames(ms map[string]*report.Metric) []string {
+	var names []string
+	for _, n := range report.Metrics {
+		if ms[n] != nil {
+			names = append(names, n)
+		}
+	}
+	var rest []string
+	for n, m := range ms {
+		if m != nil && !report.IsKnownMetric(n) {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
+
+// outcomeTable lists outcomes with their phase, count and share of calls;
+// ok first, then by count.
+func outcomeTable(p *report.Path, width int) table {
+	t := table{
+		header: []string{"outcome", "phase", "count", "%"},
+		right:  []bool{false, false, true, true},
+		wrap:   -1,
+		width:  width,
+	}
+	for _, c := range sortedCounts(p.Outcomes) {
+		phases := p.Phases[c.name]
+		if len(phases) == 0 {
+			t.rows = append(t.rows, []string{c.name, "", fmt.Sprint(c.n), fmtPct(c.n, p.Calls)})
+			continue
+		}
+		var sum int64
+		for _, ph := range sortedCounts(phases) {
+			t.rows = append(t.rows, []string{c.name, ph.name, fmt.Sprint(ph.n), fmtPct(ph.n, p.Calls)})
+			sum += ph.n
+		}
+		if rest := c.n - sum; rest > 0 {
+			t.rows = append(t.rows, []string{c.name, "", fmt.Sprint(rest), fmtPct(rest, p.Calls)})
+		}
+	}
+	return t
+}
+
+type namedCount struct {
+	name string
+	n    int64
+}
+
+// sortedCounts orders a count map: "ok" first, then by count descending,
+// then by name.
+func sortedCounts(m map[string]int64) []namedCount {
+	out := make([]namedCount, 0, len(m))
+	for k, v := range m {
+		out = append(out, namedCount{k, v})
+	}
+	slices.SortFunc(out, func(a, b namedCount) int {
+		if (a.name == "ok") != (b.name == "ok") {
+			if a.name == "ok" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.name, b.name))
+	})
+	return out
+}
+
+func countRows(m map[string]int64, of int64) [][]string {
+	var rows [][]string
+	for _, c := range sortedCounts(m) {
+		rows = append(rows, []string{c.name, fmt.Sprint(c.n), fmtPct(c.n, of)})
+	}
+	return rows
+}

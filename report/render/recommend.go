@@ -1,0 +1,94 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tollgate-dev/tollgate/report"
+)
+
+// setting is one recommended value, named as in the results file.
+type setting struct {
+	name  string
+	value string
+	zero  bool
+}
+
+// settings lists every value of a recommendation in the results file's order.
+func settings(rec *report.Recommendation) []setting {
+	dur := func(name string, d report.Duration) setting { return setting{name, d.String(), d == 0} }
+	return []setting{
+		dur("timeouts.connect", rec.Timeouts.Connect),
+		dur("timeouts.first_token", rec.Timeouts.FirstToken),
+		dur("timeouts.idle", rec.Timeouts.Idle),
+		dur("timeouts.total", rec.Timeouts.Total),
+		dur("stream.ttft", rec.Stream.TTFT),
+		dur("stream.gap", rec.Stream.Gap),
+		dur("batch.head", rec.Batch.Head),
+		dur("batch.item_ceiling", rec.Batch.ItemCeiling),
+		{"batch.attempts", fmt.Sprint(rec.Batch.Attempts), rec.Batch.Attempts == 0},
+		dur("batch.retry_budget", rec.Batch.RetryBudget),
+		dur("batch.job_deadline", rec.Batch.JobDeadline),
+	}
+}
+
+// names reports whether a rationale's setting names s: the full name
+// ("stream.gap") or its last part ("gap").
+func (s setting) names(r report.Rationale) bool {
+	return r.Setting == s.name || strings.HasSuffix(s.name, "."+r.Setting)
+}
+
+// recommendation adds the recommended settings with their evidence and the
+// warnings. A setting with no value and no evidence (a path not run) is left out.
+func (d *doc) recommendation(rec *report.Recommendation, width int) {
+	d.add(heading{2, "Recommended timeouts"})
+	t := table{
+		header: []string{"setting", "value", "basis", "killed/of", "95% upper", "detects stall"},
+		right:  []bool{false, true, false, true, true, true},
+		wrap:   2,
+		width:  width,
+	}
+	used := make([]bool, len(rec.Rationale))
+	for _, s := range settings(rec) {
+		found := false
+		for i, r := range rec.Rationale {
+			if used[i] || !s.names(r) {
+				continue
+			}
+			used[i], found = true, true
+			t.rows = append(t.rows, rationaleRow(s.name, s.value, r))
+		}
+		if !found && !s.zero {
+			t.rows = append(t.rows, []string{s.name, s.value, "", "", "", ""})
+		}
+	}
+	for i, r := range rec.Rationale {
+		if !used[i] {
+			t.rows = append(t.rows, rationaleRow(r.Setting, r.Value, r))
+		}
+	}
+	if len(t.rows) > 0 {
+		d.add(t)
+	} else {
+		d.add(para{plain, "No setting could be recommended from these measurements."})
+	}
+	if len(rec.Warnings) > 0 {
+		d.add(list{alarm, rec.Warnings})
+	}
+}
+
+func rationaleRow(name, value string, r report.Rationale) []string {
+	if r.Value != "" {
+		value = r.Value
+	}
+	killed, upper := "", ""
+	if r.Of > 0 {
+		killed = fmt.Sprintf("%d/%d", r.WouldHaveKilled, r.Of)
+		upper = fmtRatio(r.FalseKillUpper95)
+	}
+	stall := ""
+	if r.DetectsStallIn > 0 {
+		stall = r.DetectsStallIn.String()
+	}
+	return []string{name, value, r.Basis, killed, upper, stall}
+}
