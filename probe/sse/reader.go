@@ -54,14 +54,25 @@ type Reader struct {
 	buf        []byte
 	start, end int
 
+	// cr is where the next CR at or after start is, or end when the
+	// buffer holds none; a position whose byte is not CR means "none
+	// before it, not yet scanned beyond". Most streams have no CR at all,
+	// and this keeps the CR search to one scan per read instead of per line.
+	cr int
+
 	bomChecked bool  // the stream's first bytes were checked for a BOM
 	skipLF     bool  // the last line ended with CR: a following LF belongs to it
 	srcErr     error // the error the source returned, io.EOF included
 	err        error // the sticky error Next returns once the stream has ended
 
 	// The event being built, per the WHATWG parser's buffers.
-	data       []byte
-	hasData    bool // at least one data line: the data buffer is not empty
+	data    []byte
+	hasData bool // at least one data line: the data buffer is not empty
+	// While an event has a single data line, dataRef points at its value
+	// in buf instead of copying it into data; fill copies it out before
+	// it moves the buffer.
+	dataRef    []byte
+	dataInBuf  bool
 	eventType  []byte
 	lastID     []byte
 	retry      time.Duration
@@ -90,6 +101,21 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		rd.maxEvent = DefaultMaxEventSize
 	}
 	return rd
+}
+
+// Reset makes r read a new stream from src, as if new, but keeps its buffers:
+// a pool of Readers serves call after call without allocating.
+func (r *Reader) Reset(src io.Reader) {
+	*r = Reader{
+		src:         src,
+		now:         r.now,
+		maxEvent:    r.maxEvent,
+		buf:         r.buf,
+		data:        r.data[:0],
+		eventType:   r.eventType[:0],
+		lastID:      r.lastID[:0],
+		defaultType: r.defaultType,
+	}
 }
 
 // Next returns the next event or comment. The returned *Item (and its byte
@@ -164,14 +190,15 @@ func (r *Reader) nextLine() ([]byte, bool) {
 		return nil, false
 	}
 	s := r.buf[r.start:r.end]
-	// Two IndexByte scans (vectorized) beat one IndexAny (a byte loop): LF
-	// is the common line end, and CR is looked for only before the first LF.
+	// IndexByte is vectorized where IndexAny is a byte loop; LF is found
+	// per line, CR once per read (see the cr field).
 	lf := bytes.IndexByte(s, '\n')
-	head := s
-	if lf >= 0 {
-		head = s[:lf]
+	cr := r.nextCR() - r.start
+	if lf >= 0 && lf < cr {
+		r.start += lf + 1
+		return s[:lf], true
 	}
-	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
+	if cr < len(s) {
 		switch {
 		case cr+1 == len(s):
 			r.skipLF = true
@@ -183,11 +210,22 @@ func (r *Reader) nextLine() ([]byte, bool) {
 		}
 		return s[:cr], true
 	}
-	if lf >= 0 {
-		r.start += lf + 1
-		return s[:lf], true
-	}
 	return nil, false
+}
+
+// nextCR returns the position of the first CR in buf[start:end], or end.
+func (r *Reader) nextCR() int {
+	if r.cr < r.start {
+		r.cr = r.start
+	}
+	if r.cr < r.end && r.buf[r.cr] != '\r' {
+		if i := bytes.IndexByte(r.buf[r.cr:r.end], '\r'); i >= 0 {
+			r.cr += i
+		} else {
+			r.cr = r.end
+		}
+	}
+	return r.cr
 }
 
 // checkBOM strips a UTF-8 BOM at the very start of the stream. It returns
@@ -233,17 +271,22 @@ func (r *Reader) processLine(line []byte) *Item {
 
 // applyField applies a field line (not blank, not a comment) to the buffers.
 func (r *Reader) applyField(line []byte) {
-	name, value := line, []byte(nil)
-	if i := bytes.IndexByte(line, ':'); i >= 0 {
-		name, value = line[:i], trimSpace(line[i+1:])
+	name, value, known := splitField(line)
+	if !known {
+		return
 	}
 	switch string(name) {
 	case "data":
-		if r.hasData {
+		switch {
+		case !r.hasData:
+			r.dataRef, r.dataInBuf, r.hasData = value, true, true
+		case r.dataInBuf:
+			r.unborrowData()
+			fallthrough
+		default:
 			r.data = append(r.data, '\n')
+			r.data = append(r.data, value...)
 		}
-		r.data = append(r.data, value...)
-		r.hasData = true
 	case "event":
 		r.eventType = append(r.eventType[:0], value...)
 	case "id":
@@ -260,11 +303,12 @@ func (r *Reader) applyField(line []byte) {
 // dispatch ends the event being built at a blank line. Per WHATWG an event
 // with an empty data buffer is not dispatched, but its type is reset anyway.
 func (r *Reader) dispatch() *Item {
-	defer r.resetEvent()
 	if !r.hasData {
+		r.resetEvent()
 		return nil
 	}
 	r.item = r.pending()
+	r.resetEvent()
 	return &r.item
 }
 
@@ -274,10 +318,14 @@ func (r *Reader) pending() Item {
 	if len(typ) == 0 {
 		typ = r.defaultType
 	}
+	data := r.data
+	if r.dataInBuf {
+		data = r.dataRef
+	}
 	return Item{
 		Kind:  KindEvent,
 		Type:  typ,
-		Data:  r.data,
+		Data:  data,
 		ID:    r.lastID,
 		At:    r.lastRead,
 		Retry: r.retry,
@@ -290,6 +338,7 @@ func (r *Reader) pending() Item {
 func (r *Reader) resetEvent() {
 	r.data = r.data[:0]
 	r.hasData = false
+	r.dataRef, r.dataInBuf = nil, false
 	r.eventType = r.eventType[:0]
 	r.eventBytes = 0
 }
@@ -298,8 +347,12 @@ func (r *Reader) resetEvent() {
 // its front and growing it when a line fills it whole. A source error is
 // kept in srcErr for Next to act on once the buffered lines are used up.
 func (r *Reader) fill() {
+	if r.dataInBuf {
+		r.unborrowData()
+	}
 	if r.start > 0 {
 		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.cr = max(r.cr-r.start, 0)
 		r.start = 0
 	}
 	if r.end == len(r.buf) {
@@ -326,6 +379,13 @@ func (r *Reader) fill() {
 		}
 	}
 	r.srcErr = io.ErrNoProgress
+}
+
+// unborrowData copies the single data line that dataRef points at into the
+// data buffer, the event's own memory.
+func (r *Reader) unborrowData() {
+	r.data = append(r.data[:0], r.dataRef...)
+	r.dataRef, r.dataInBuf = nil, false
 }
 
 // finish ends the stream once the source has failed or ended and no complete
@@ -357,6 +417,27 @@ func (r *Reader) fail(err error) error {
 func (r *Reader) tooLarge() error {
 	return fmt.Errorf("sse: event or line exceeds %d bytes after %d bytes of stream: %w",
 		r.maxEvent, r.bytesRead, ErrEventTooLarge)
+}
+
+// maxKnownName is the length of the longest field name the parser acts on
+// ("event", "retry").
+const maxKnownName = 5
+
+// splitField splits a field line at its first colon into name and value
+// (one leading space stripped; no colon means all name, empty value). It
+// looks for the colon only as far as a known name could reach: known is
+// false for a longer name, which WHATWG ignores anyway, so a long data line
+// is not scanned twice.
+func splitField(line []byte) (name, value []byte, known bool) {
+	for i := 0; i < len(line) && i <= maxKnownName; i++ {
+		if line[i] == ':' {
+			return line[:i], trimSpace(line[i+1:]), true
+		}
+	}
+	if len(line) > maxKnownName {
+		return nil, nil, false
+	}
+	return line, nil, true
 }
 
 // trimSpace strips the one leading space that WHATWG strips from a value.
