@@ -8,6 +8,7 @@ package wire
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/probe/sse"
@@ -116,4 +117,21 @@ type Protocol interface {
 	ParseError(body []byte) ProviderError
 	// ReadMeta reads the request id and retry hints from a response head.
 	ReadMeta(h http.Header, now time.Time) Meta
+}
+
+// String returns the kind's name, as in "content" or "terminal".
+func (k Kind) String() string {
+	switch k {
+	case NonContent:
+		return "non_content"
+	case Content:
+		return "content"
+	case Terminal:
+		return "terminal"
+	case Error:
+		return "error"
+	case Invalid:
+		return "invalid"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
