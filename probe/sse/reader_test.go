@@ -85,7 +85,7 @@ func (s *splitReader) Read(p []byte) (int, error) {
 		s.cuts = s.cuts[1:]
 	}
 	if len(s.cuts) > 0 {
-		end = s.cuts[0]
+		end = min(s.cuts[0], end)
 	}
 	n := copy(p, s.data[s.off:end])
 	s.off += n
