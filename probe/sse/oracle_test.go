@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -256,6 +258,13 @@ func FuzzReader(f *testing.F) {
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), uint16(1))
+	}
+	// The captured provider streams join the corpus when they are there.
+	fixtures, _ := filepath.Glob(filepath.Join(fixtureDir, "*", "*.*"))
+	for _, path := range fixtures {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data, uint16(len(data)/2))
+		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20 {
