@@ -40,36 +40,78 @@ type Prompt struct {
 }
 
 // RunOptions configure a load run. Validate checks them once.
+//
+// The two paths are driven differently. The stream path is a load test: it
+// makes calls, cycling through the prompts, until -n or -d is used up. The
+// batch path is a job: each prompt is one item, processed once, in order,
+// with retries (Attempts, RetryBudget, BackoffBase, BackoffMax) and under
+// a JobDeadline; the run ends when every item has its outcome.
 type RunOptions struct {
 	// Caller makes the calls.
 	Caller *Caller
 	// Request is the template of every call: base URL, model, max tokens,
 	// key and headers. Its Messages, System and Stream are set per call.
 	Request wire.Request
-	// Prompts is the workload; calls cycle through it (in a seeded order
-	// on the stream path, in file order on the batch path).
+	// Prompts is the workload. Stream calls draw from it in a seeded order;
+	// on the batch path each prompt is one item (ID Prompt.ID, else its
+	// 1-based position), taken in order.
 	Prompts []Prompt
-	// Mode is ModeStream, ModeBatch or ModeBoth (calls alternate).
+	// Mode is ModeStream, ModeBatch or ModeBoth (the two paths side by
+	// side, sharing Concurrency; see BatchConcurrency).
 	Mode string
-	// Requests bounds the run by the number of measured calls (warmup
-	// excluded); 0 means no bound, and then Duration must be set.
+	// Requests bounds the stream path by the number of measured calls
+	// (warmup excluded) and caps the batch path's items at the first
+	// Requests prompts; 0 means no bound (all items on the batch path).
+	// ModeStream needs Requests or Duration.
 	Requests int
-	// Duration bounds the run by time; 0 means no bound.
+	// Duration bounds when calls and items START; calls in flight at the
+	// deadline finish under their own clocks, and a batch item in flight
+	// finishes with its retries. Items not started by then are unprocessed.
+	// 0 means no bound.
 	Duration time.Duration
 	// Concurrency is the number of workers in a closed loop, and the most
-	// calls in flight in an open loop (0: unbounded).
+	// calls in flight in an open loop (0: unbounded). On the batch path a
+	// worker holds an item through its retries and waits.
 	Concurrency int
+	// BatchConcurrency, in ModeBoth, is how many of the Concurrency workers
+	// process batch items; the rest make stream calls. 0 means half
+	// (rounded down); each path gets at least one worker.
+	BatchConcurrency int
 	// Rate, when positive, makes the run an open loop of Rate calls per
-	// second; latencies then count from each call's intended start.
+	// second (ModeStream and the stream path of ModeBoth) or Rate item
+	// starts per second (ModeBatch; ModeBoth's batch path stays a closed
+	// loop); latencies then count from each call's intended start.
 	Rate float64
 	// Arrival is ArrivalConstant or ArrivalPoisson (open loop only).
 	Arrival string
-	// Warmup calls are made first and marked Warmup.
+	// Warmup calls are made first and marked Warmup: stream calls in
+	// ModeStream and ModeBoth, non-streaming calls on the first prompts in
+	// ModeBatch (they are not items and are never retried).
 	Warmup int
-	// Seed makes prompt order and arrivals reproducible.
+	// Seed makes prompt order, arrivals and retry jitter reproducible.
 	Seed int64
-	// Shard takes a deterministic 1/N of the calls and of the rate.
+	// Shard takes a deterministic 1/N of the calls, the items and the
+	// rate. A run resumed from a cursor gets that shard's items already:
+	// leave Shard zero then.
 	Shard shard.Shard
+
+	// Attempts is the most calls one batch item gets, the first included;
+	// 0 means DefaultAttempts, 1 means no retries.
+	Attempts int
+	// RetryBudget is the most time one batch item may spend WAITING
+	// between attempts; a retry whose wait would exceed it is not made.
+	// 0 means DefaultRetryBudget.
+	RetryBudget time.Duration
+	// BackoffBase and BackoffMax shape the exponential backoff with full
+	// jitter between attempts (see Backoff); a provider's retry-after wins
+	// when it asks for longer. 0 means DefaultBackoffBase/DefaultBackoffMax.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// JobDeadline, counted from the run's start, ends the batch job: when it
+	// passes no item starts, items in flight are canceled, no wait extends
+	// past it, and the items left are reported unprocessed (Summary). 0
+	// means no job deadline.
+	JobDeadline time.Duration
 }
 
 // Validate refuses options that cannot run, naming the option.
@@ -85,10 +127,12 @@ func (o *RunOptions) Validate() error {
 		return fmt.Errorf("requests %d: must not be negative", o.Requests)
 	case o.Duration < 0:
 		return fmt.Errorf("duration %v: must not be negative", o.Duration)
-	case o.Requests == 0 && o.Duration == 0:
+	case o.Mode == ModeStream && o.Requests == 0 && o.Duration == 0:
 		return errors.New("run: bound the run with a number of requests or a duration")
 	case o.Concurrency < 0:
 		return fmt.Errorf("concurrency %d: must not be negative", o.Concurrency)
+	case o.BatchConcurrency < 0:
+		return fmt.Errorf("batch concurrency %d: must not be negative", o.BatchConcurrency)
 	case o.Rate < 0:
 		return fmt.Errorf("rate %v: must not be negative", o.Rate)
 	case o.Rate == 0 && o.Concurrency == 0:
@@ -97,110 +141,218 @@ func (o *RunOptions) Validate() error {
 		return fmt.Errorf("arrival %q: want constant or poisson", o.Arrival)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup %d: must not be negative", o.Warmup)
+	case o.Attempts < 0:
+		return fmt.Errorf("attempts %d: must be at least 1 (or 0 for the default, %d)", o.Attempts, DefaultAttempts)
+	case o.RetryBudget < 0:
+		return fmt.Errorf("retry budget %v: must not be negative", o.RetryBudget)
+	case o.BackoffBase < 0 || o.BackoffMax < 0:
+		return fmt.Errorf("backoff %v..%v: must not be negative", o.BackoffBase, o.BackoffMax)
+	case o.JobDeadline < 0:
+		return fmt.Errorf("job deadline %v: must not be negative", o.JobDeadline)
+	}
+	if b := o.backoff(); b.Max < b.Base {
+		return fmt.Errorf("backoff max %v is below its base %v", b.Max, b.Base)
 	}
 	return nil
 }
 
-// job is one call to make: which prompt, which path, when.
+// openLoopCeiling bounds the calls in flight of an open loop given no
+// concurrency.
+const openLoopCeiling = 10000
+
+// workers splits the run's concurrency between the paths. In ModeBoth the
+// paths get separate worker pools so that a batch item holding its worker
+// through minutes of retries cannot starve the stream path, and a burst of
+// stream calls cannot stall the job.
+func (o *RunOptions) workers() (stream, batch int) {
+	switch o.Mode {
+	case ModeStream:
+		stream = o.Concurrency
+	case ModeBatch:
+		batch = o.Concurrency
+	case ModeBoth:
+		batch = o.BatchConcurrency
+		if batch == 0 {
+			batch = o.Concurrency / 2
+		}
+		batch = max(batch, 1)
+		stream = max(o.Concurrency-batch, 1)
+	}
+	if o.Rate > 0 && o.Concurrency == 0 {
+		stream = openLoopCeiling
+		if o.Mode == ModeBatch {
+			batch = openLoopCeiling
+		}
+	}
+	return stream, batch
+}
+
+// Summary is what a run reports besides its records: above all, on the
+// batch path, which items were not processed (a cursor names exactly them).
+type Summary struct {
+	// Started and Ended bracket the run; the job deadline counts from Started.
+	Started time.Time
+	Ended   time.Time
+	// Interrupted reports that ctx ended (SIGINT) before the run did.
+	Interrupted bool
+	// Items is the number of batch items the run took (after Requests and
+	// the shard); 0 in ModeStream.
+	Items int
+	// Unprocessed lists, in item order, the IDs of the batch items without
+	// an outcome of their own: never started (the job deadline, the
+	// duration or an interrupt came first) or cut short (canceled in flight
+	// or between attempts). Items that failed are not in it.
+	Unprocessed []string
+	// DeadlineExceeded reports that the job deadline passed with items
+	// unprocessed.
+	DeadlineExceeded bool
+}
+
+// job is one stream call to make: which prompt, when.
 type job struct {
 	seq      int // 0-based over the run, warmup included
 	prompt   int
-	stream   bool
 	warmup   bool
 	intended time.Time
 }
 
-// Run drives the load until the requests or the duration are used up or
-// ctx ends, and calls emit with every record, from one goroutine, in
-// completion order. Calls in flight when ctx ends are canceled and still
-// emitted (outcome canceled). Run returns when every call has been emitted.
+// Run is RunWithSummary without the summary.
 func Run(ctx context.Context, opts RunOptions, emit func(*Record)) error {
+	_, err := RunWithSummary(ctx, opts, emit)
+	return err
+}
+
+// RunWithSummary drives the load until the stream path's requests or
+// duration are used up and the batch path's items all have their outcome,
+// or ctx ends, and calls emit with every record (every attempt), from one
+// goroutine, in completion order. Calls in flight when ctx ends are
+// canceled and still emitted (outcome canceled). It returns when every
+// call has been emitted, with the run's Summary.
+//
+// In ModeBoth with neither Requests nor Duration, the stream path runs for
+// as long as the batch path does.
+func RunWithSummary(ctx context.Context, opts RunOptions, emit func(*Record)) (Summary, error) {
 	if err := opts.Validate(); err != nil {
-		return err
+		return Summary{}, err
 	}
-	runCtx := ctx
+	sum := Summary{Started: time.Now()}
+	startCtx := ctx
 	if opts.Duration > 0 {
 		var cancel context.CancelFunc
-		// The duration ends the run, not the calls in it: new calls stop at
-		// the deadline and calls in flight are canceled then.
-		runCtx, cancel = context.WithTimeout(ctx, opts.Duration) // warmup counts against it
+		// The duration bounds when calls START (warmup included); calls in
+		// flight at the deadline finish under their own clocks, as in k6's
+		// graceful stop. Only ctx (an interrupt) cancels them.
+		startCtx, cancel = context.WithTimeout(ctx, opts.Duration)
 		defer cancel()
 	}
-	jobs := make(chan job)
 	records := make(chan *Record, 256)
+	streamWorkers, batchWorkers := opts.workers()
 	var wg sync.WaitGroup
-	gen := newJobGen(opts)
-
-	if opts.Rate > 0 {
+	var batch *batchRun
+	streamStart, stopStream := context.WithCancel(startCtx)
+	defer stopStream()
+	if opts.Mode != ModeStream {
+		batch = newBatchRun(opts, sum.Started, batchWorkers)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pace(runCtx, opts, gen, jobs)
+			batch.run(ctx, startCtx, records)
+			if opts.Requests == 0 && opts.Duration == 0 {
+				stopStream() // the stream path was bounded by the job
+			}
 		}()
-	} else {
+	}
+	if opts.Mode != ModeBatch {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer close(jobs)
-			for {
-				j, ok := gen.next(time.Time{})
-				if !ok {
-					return
-				}
-				select {
-				case jobs <- j:
-				case <-runCtx.Done():
-					return
-				}
-			}
-		}()
-	}
-
-	workers := opts.Concurrency
-	if opts.Rate > 0 && workers == 0 {
-		workers = 10000 // an open loop's ceiling on calls in flight
-	}
-	var wwg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wwg.Add(1)
-		go func() {
-			defer wwg.Done()
-			for j := range jobs {
-				records <- runJob(runCtx, opts, j)
-			}
+			runStream(ctx, streamStart, opts, streamWorkers, records)
 		}()
 	}
 	go func() {
-		wwg.Wait()
 		wg.Wait()
 		close(records)
 	}()
 	for r := range records {
 		emit(r)
 	}
-	return nil
+	sum.Ended = time.Now()
+	sum.Interrupted = ctx.Err() != nil
+	if batch != nil {
+		batch.summarize(&sum)
+	}
+	return sum, nil
 }
 
-func runJob(ctx context.Context, opts RunOptions, j job) *Record {
-	p := opts.Prompts[j.prompt]
-	req := opts.Request
-	req.Stream = j.stream
+// runStream is the stream path: jobs from a jobGen, handed out as fast as
+// workers take them (closed loop) or at their intended starts (open loop).
+// startCtx gates new calls; ctx cancels calls in flight.
+func runStream(ctx, startCtx context.Context, opts RunOptions, workers int, records chan<- *Record) {
+	jobs := make(chan job)
+	gen := newJobGen(opts)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		release := func(intended time.Time) bool {
+			j, ok := gen.next(intended)
+			if !ok {
+				return false
+			}
+			select {
+			case jobs <- j:
+				return true
+			case <-startCtx.Done():
+				return false
+			}
+		}
+		if opts.Rate > 0 {
+			pace(startCtx, opts, release)
+			return
+		}
+		for release(time.Time{}) {
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				rec := opts.call(ctx, j.prompt, true, j.intended)
+				rec.Warmup = j.warmup
+				records <- rec
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// call makes one call (attempt 1) for prompt i on the given path.
+func (o *RunOptions) call(ctx context.Context, i int, stream bool, intended time.Time) *Record {
+	p := o.Prompts[i]
+	req := o.Request
+	req.Stream = stream
 	req.System = p.System
 	req.Messages = p.Messages
 	if p.MaxTokens > 0 {
 		req.MaxTokens = p.MaxTokens
 	}
-	rec := opts.Caller.Call(ctx, req, j.intended)
-	rec.Item = p.ID
-	if rec.Item == "" {
-		rec.Item = strconv.Itoa(j.prompt + 1)
-	}
+	rec := o.Caller.Call(ctx, req, intended)
+	rec.Item = itemID(p, i)
 	rec.Attempt = 1
-	rec.Warmup = j.warmup
 	return rec
 }
 
-// jobGen hands out jobs in order; it is used by one goroutine.
+// itemID is prompt i's ID, or its 1-based position when it has none.
+func itemID(p Prompt, i int) string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return strconv.Itoa(i + 1)
+}
+
+// jobGen hands out stream jobs in order; it is used by one goroutine.
 type jobGen struct {
 	opts  RunOptions
 	rng   *rand.Rand
@@ -227,41 +379,24 @@ func (g *jobGen) next(intended time.Time) (job, bool) {
 		}
 		seq := g.taken
 		g.taken++
-		prompt := g.pick(seq)
+		// A seeded draw for every sequence number, owned or not, so that a
+		// shard sees the same prompts the unsplit run would have given it.
+		prompt := g.rng.IntN(len(g.opts.Prompts))
 		if !g.opts.Shard.IsZero() && !g.opts.Shard.Owns(seq) {
 			continue
 		}
 		g.seq++
-		j := job{seq: seq, prompt: prompt, intended: intended, warmup: seq < g.opts.Warmup}
-		switch g.opts.Mode {
-		case ModeStream:
-			j.stream = true
-		case ModeBoth:
-			j.stream = seq%2 == 0
-		}
-		return j, true
+		return job{seq: seq, prompt: prompt, intended: intended, warmup: seq < g.opts.Warmup}, true
 	}
 }
 
-// pick chooses the prompt of call seq: a seeded shuffle-free random draw on
-// the stream path (reproducible for a seed), file order on the batch path.
-// It draws for every sequence number, owned or not, so that a shard sees
-// the same prompts the unsplit run would have given it.
-func (g *jobGen) pick(seq int) int {
-	n := len(g.opts.Prompts)
-	if g.opts.Mode == ModeBatch {
-		return seq % n
-	}
-	return g.rng.IntN(n)
-}
-
-// pace is the open loop: it hands out jobs at their intended starts and
-// never waits for calls to finish. When every worker is busy the send
-// blocks, the following intended starts fall into the past, and each call
-// carries its own lateness (Record.Lag) — the scheduler's lag is measured
-// rather than silently stretching the schedule (coordinated omission).
-func pace(ctx context.Context, opts RunOptions, gen *jobGen, jobs chan<- job) {
-	defer close(jobs)
+// pace is the open loop: it calls release with each intended start, at
+// that start, until release returns false or ctx ends; it never waits for
+// calls to finish. When every worker is busy release blocks, the following
+// intended starts fall into the past, and each call carries its own
+// lateness (Record.Lag) — the scheduler's lag is measured rather than
+// silently stretching the schedule (coordinated omission).
+func pace(ctx context.Context, opts RunOptions, release func(intended time.Time) bool) {
 	rate := opts.Shard.Rate(opts.Rate)
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x61727269766c))
 	start := time.Now()
@@ -279,13 +414,7 @@ func pace(ctx context.Context, opts RunOptions, gen *jobGen, jobs chan<- job) {
 				return
 			}
 		}
-		j, ok := gen.next(intended)
-		if !ok {
-			return
-		}
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
+		if !release(intended) {
 			return
 		}
 		offset += interarrival(opts.Arrival, rate, rng)

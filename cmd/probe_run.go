@@ -1,0 +1,346 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/probe"
+	"github.com/tollgate-dev/tollgate/probe/shard"
+	"github.com/tollgate-dev/tollgate/probe/wire"
+	"github.com/tollgate-dev/tollgate/report"
+	"github.com/tollgate-dev/tollgate/report/gate"
+	"github.com/tollgate-dev/tollgate/report/render"
+	"github.com/tollgate-dev/tollgate/report/routes"
+	"github.com/tollgate-dev/tollgate/sim"
+)
+
+// simModel is the model name sent to the embedded simulator.
+const simModel = "sim-1"
+
+// probeInputs are the options resolved against files and the environment:
+// everything is read before the first call, so a bad input sends nothing.
+type probeInputs struct {
+	prompts  []probe.Prompt
+	clocks   probe.Clocks
+	request  wire.Request
+	proto    wire.Protocol
+	shard    shard.Shard
+	failOn   []gate.Expr
+	baseline *report.Results
+}
+
+func runProbe(ctx context.Context, o *ProbeOptions) error {
+	in, err := o.resolve()
+	if err != nil {
+		return usageErr(err)
+	}
+
+	// The embedded simulator outlives an interrupt of the probe: the calls
+	// in flight are canceled by the probe (outcome canceled), not cut by the
+	// server going away under them.
+	var simulator *sim.Running
+	if o.Target == "" {
+		profile, err := sim.NamedProfile(o.SimProfile)
+		if err != nil {
+			return usageErrorf("--sim-profile: %w", err)
+		}
+		simulator, err = sim.Start(context.WithoutCancel(ctx), sim.Config{Profile: profile, Seed: o.Seed}, "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start the embedded simulator: %w", err)
+		}
+		defer simulator.Close()
+		in.request.BaseURL = simulator.BaseURL(o.API)
+	}
+
+	sinks, err := openSinks(o)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer sinks.close()
+
+	caller, err := probe.NewCaller(probe.CallerOptions{Protocol: in.proto, Clocks: in.clocks})
+	if err != nil {
+		return usageErr(err)
+	}
+	runOpts := probe.RunOptions{
+		Caller:      caller,
+		Request:     in.request,
+		Prompts:     in.prompts,
+		Mode:        o.Mode,
+		Requests:    o.Requests,
+		Duration:    o.Duration,
+		Concurrency: o.Concurrency,
+		Rate:        o.Rate,
+		Arrival:     o.Arrival,
+		Warmup:      o.Warmup,
+		Seed:        o.Seed,
+		Shard:       in.shard,
+	}
+	if runOpts.Requests == 0 && runOpts.Duration == 0 {
+		runOpts.Requests = defaultRequests
+	}
+	if runOpts.Rate == 0 && runOpts.Concurrency == 0 {
+		runOpts.Concurrency = defaultConcurrency
+	}
+
+	tally := probe.NewTally()
+	prog := newProgress(o.IO.ErrOut, o.Quiet, runOpts.Requests, runOpts.Duration)
+	started := time.Now()
+	prog.start()
+	var sinkErr error
+	runErr := probe.Run(ctx, runOpts, func(rec *probe.Record) {
+		tally.Add(rec)
+		prog.add(rec)
+		if err := sinks.add(rec); err != nil && sinkErr == nil {
+			sinkErr = err
+		}
+	})
+	prog.stop()
+	ended := time.Now()
+	if runErr != nil {
+		return usageErr(runErr)
+	}
+	interrupted := ctx.Err() != nil
+
+	res, err := buildResults(o, in, tally, started, ended, interrupted)
+	if err != nil {
+		return err
+	}
+	if err := sinks.finish(tally, ended); err != nil && sinkErr == nil {
+		sinkErr = err
+	}
+	if err := writeOutputs(o, res); err != nil {
+		return err
+	}
+	if err := render.Write(o.IO.Out, res, o.Format, render.Options{Color: isTerminal(o.IO.Out), Width: terminalWidth(o.IO.Out)}); err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	if sinkErr != nil {
+		return sinkErr
+	}
+
+	switch {
+	case interrupted:
+		fmt.Fprintln(o.IO.ErrOut, "tollgate: interrupted: the results of every completed call were written")
+		return &ExitError{Code: ExitInterrupted}
+	case !reachedTarget(tally):
+		return &ExitError{Code: ExitNoMeasure, Err: errors.New("no call reached the target: every call failed before a connection was ready (see the outcomes above)")}
+	}
+	return judge(o, in, res)
+}
+
+// resolve reads every file and variable the options name.
+func (o *ProbeOptions) resolve() (*probeInputs, error) {
+	in := &probeInputs{clocks: o.Clocks}
+	var err error
+	if in.proto, err = wire.Lookup(o.API); err != nil {
+		return nil, fmt.Errorf("--api: %w", err)
+	}
+	if o.PromptsPath != "" {
+		if in.prompts, err = probe.LoadPrompts(o.PromptsPath); err != nil {
+			return nil, fmt.Errorf("--prompts: %w", err)
+		}
+	} else {
+		in.prompts = probe.BuiltinPrompts()
+	}
+	if o.RouteConfig != "" {
+		if in.clocks, err = o.routeClocks(); err != nil {
+			return nil, err
+		}
+	}
+	if o.Shard != "" {
+		if in.shard, err = shard.ParseShard(o.Shard); err != nil {
+			return nil, fmt.Errorf("--shard: %w", err)
+		}
+	}
+	for _, e := range o.FailOn {
+		x, err := gate.ParseExpr(e)
+		if err != nil {
+			return nil, fmt.Errorf("--fail-on: %w", err)
+		}
+		in.failOn = append(in.failOn, x)
+	}
+	if o.Baseline != "" {
+		if in.baseline, err = report.LoadFile(o.Baseline); err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+	}
+
+	key, err := envKey(o.APIKeyEnv)
+	if err != nil {
+		return nil, err
+	}
+	header := http.Header{}
+	for _, h := range o.Headers {
+		name, value, err := parseHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		header.Add(name, value)
+	}
+	if o.Target != "" {
+		if err := o.checkPlainHTTP(key, header); err != nil {
+			return nil, err
+		}
+	}
+	model := o.Model
+	if model == "" {
+		if o.Target != "" {
+			return nil, errors.New("--model: name the model to call (the provider needs one)")
+		}
+		model = simModel
+	}
+	in.request = wire.Request{BaseURL: o.Target, Model: model, MaxTokens: o.MaxTokens, APIKey: key, Header: header}
+	return in, nil
+}
+
+// checkPlainHTTP refuses to send a credential in clear text to a host that
+// is not loopback unless --allow-plain-http says the user means it.
+func (o *ProbeOptions) checkPlainHTTP(key string, header http.Header) error {
+	u, err := url.Parse(o.Target)
+	if err != nil || u.Scheme != "http" || isLoopback(u.Hostname()) || o.AllowPlainHTTP {
+		return nil
+	}
+	credential := key != ""
+	for name := range header {
+		credential = credential || credentialHeader(name)
+	}
+	if credential {
+		return fmt.Errorf("--target %s: refusing to send a credential over plain HTTP to a host that is not loopback; use https, or --allow-plain-http if the network is yours", redactURL(o.Target))
+	}
+	return nil
+}
+
+// routeClocks takes the clocks of --route from --route-config. Clock flags
+// given on the command line override the route's values.
+func (o *ProbeOptions) routeClocks() (probe.Clocks, error) {
+	cfg, err := routes.Load(o.RouteConfig)
+	if err != nil {
+		return probe.Clocks{}, fmt.Errorf("--route-config: %w", err)
+	}
+	r, err := cfg.Route(o.Route)
+	if err != nil {
+		return probe.Clocks{}, fmt.Errorf("--route: %w", err)
+	}
+	c := probe.Clocks{
+		Connect:    r.Timeouts.Connect,
+		Head:       o.Clocks.Head,
+		HeadBatch:  r.NonStreaming.Head,
+		FirstToken: r.Timeouts.FirstToken,
+		Idle:       r.Timeouts.Idle,
+		Total:      r.Timeouts.Total,
+		TTFT:       r.Stream.TTFT,
+		Gap:        r.Stream.Gap,
+	}
+	if c.HeadBatch == 0 {
+		c.HeadBatch = o.Clocks.HeadBatch
+	}
+	for flag, dst := range map[string]*time.Duration{
+		"connect": &c.Connect, "head": &c.Head, "head-batch": &c.HeadBatch, "first-token": &c.FirstToken,
+		"idle": &c.Idle, "total": &c.Total, "ttft": &c.TTFT, "gap": &c.Gap,
+	} {
+		if o.set[flag] {
+			*dst = o.flagClock(flag)
+		}
+	}
+	return c, nil
+}
+
+// flagClock is the value of a clock flag as given.
+func (o *ProbeOptions) flagClock(flag string) time.Duration {
+	switch flag {
+	case "connect":
+		return o.Clocks.Connect
+	case "head":
+		return o.Clocks.Head
+	case "head-batch":
+		return o.Clocks.HeadBatch
+	case "first-token":
+		return o.Clocks.FirstToken
+	case "idle":
+		return o.Clocks.Idle
+	case "total":
+		return o.Clocks.Total
+	case "ttft":
+		return o.Clocks.TTFT
+	default:
+		return o.Clocks.Gap
+	}
+}
+
+// reachedTarget reports whether any call got a connection.
+func reachedTarget(t *probe.Tally) bool {
+	for _, p := range t.Paths {
+		if p.Metrics.Lookup(probe.MetricConnect) != nil && p.Metrics.Lookup(probe.MetricConnect).Count() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOutputs writes the results file and the HTML report.
+func writeOutputs(o *ProbeOptions, res *report.Results) error {
+	if o.Out != "" {
+		if err := report.SaveFile(o.Out, res); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+	}
+	if o.HTML != "" {
+		if err := writeFileWith(o.HTML, func(w io.Writer) error { return render.Write(w, res, "html", render.Options{}) }); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFileWith writes a file through fn, reporting close errors too.
+func writeFileWith(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// judge applies --fail-on and --baseline: exit 1 on a breach.
+func judge(o *ProbeOptions, in *probeInputs, res *report.Results) error {
+	failed := false
+	if len(in.failOn) > 0 {
+		verdicts := gate.Evaluate(res, in.failOn)
+		for _, v := range verdicts {
+			mark := "pass"
+			if v.Failed {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(o.IO.ErrOut, "gate %s: %s\n", mark, v.Message)
+		}
+		failed = gate.AnyFailed(verdicts)
+	}
+	if in.baseline != nil {
+		cmp, err := gate.Compare(in.baseline, res, gate.CompareOptions{MaxRegression: o.MaxRegression, BaseLabel: o.Baseline, NewLabel: "this run"})
+		if err != nil {
+			return usageErrorf("--baseline: %w", err)
+		}
+		for _, r := range cmp.Rows {
+			if r.Status.Breach() {
+				fmt.Fprintf(o.IO.ErrOut, "regression against %s: %s.%s.%s %.4g -> %.4g %s (%+.1f%%) %s\n",
+					o.Baseline, r.Path, r.Metric, r.Stat, r.Base, r.New, r.Unit, r.ChangePct, r.Note)
+			}
+		}
+		failed = failed || cmp.Breached
+	}
+	if failed {
+		return &ExitError{Code: ExitGateFailed, Err: errors.New("a gate failed")}
+	}
+	return nil
+}
