@@ -103,7 +103,9 @@ type ProbeOptions struct {
 	set map[string]bool
 }
 
-func init() { subcommands = append(subcommands, func(io IOStreams) *cobra.Command { return NewCmdProbe(io, nil) }) }
+func init() {
+	subcommands = append(subcommands, func(io IOStreams) *cobra.Command { return NewCmdProbe(io, nil) })
+}
 
 // NewCmdProbe builds `tollgate probe`. runF, when not nil, replaces the run
 // so that tests can check flag parsing without making a call.
