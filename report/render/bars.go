@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
+
 	"github.com/tollgate-dev/tollgate/report"
 )
 
@@ -48,25 +50,38 @@ func textHistogram(path, name string, m *report.Metric, rec *report.Recommendati
 	label, deadline := deadlineFor(name, rec)
 	deadlineUS := deadline.Microseconds()
 	barWidth := max(10, width-64)
+	split, hasSplit := histo.SplitLog(h)
 	p := pre{title: fmt.Sprintf("%s %s, %d values (log-scale bins):", path, name, h.Count())}
 	for _, b := range bars {
 		line := fmt.Sprintf("%8s – %-8s │%-*s│ %7d %6s", fmtMicros(b.Lo), fmtMicros(b.Hi),
 			barWidth, bar(b.Count, peak, barWidth), b.Count, fmtPct(b.Count, h.Count()))
+		if hasSplit && split.At >= b.Lo && split.At <= b.Hi {
+			line += "  ◀ split"
+		}
 		if deadlineUS > 0 && deadlineUS >= b.Lo && deadlineUS <= b.Hi {
 			line += fmt.Sprintf("  ◀ %s %s", label, deadline)
 		}
 		p.lines = append(p.lines, line)
 	}
+	if hasSplit {
+		p.lines = append(p.lines, wrapWords(fmt.Sprintf("two populations split at %s: %s; %s.",
+			fmtMicros(split.At), populationText(split.Lower), populationText(split.Upper)), width-2)...)
+	}
 	if deadlineUS > 0 && len(bars) > 0 {
 		switch {
 		case deadlineUS > bars[len(bars)-1].Hi:
-			p.lines = append(p.lines, fmt.Sprintf("%s %s is above every observed value (max %s): it would have ended none of these calls.",
-				label, deadline, fmtMicros(h.Max())))
+			p.lines = append(p.lines, wrapWords(fmt.Sprintf("%s %s is above every observed value (max %s): it would have ended none of these calls.",
+				label, deadline, fmtMicros(h.Max())), width-2)...)
 		case deadlineUS < bars[0].Lo:
 			p.lines = append(p.lines, fmt.Sprintf("%s %s is below every observed value (min %s).", label, deadline, fmtMicros(h.Min())))
 		}
 	}
 	return p, true
+}
+
+// populationText summarises one population of a split.
+func populationText(p histo.Population) string {
+	return fmt.Sprintf("%d around %s (p99 %s, max %s)", p.Count, fmtMicros(p.P50), fmtMicros(p.P99), fmtMicros(p.Max))
 }
 
 // bar draws count of peak as a bar of at most width cells in eighths of a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/report"
 )
 
@@ -64,11 +65,17 @@ type pre struct {
 	lines []string
 }
 
+// chart is an inline SVG chart (HTML only).
+type chart struct {
+	svg []byte
+}
+
 func (heading) isBlock() {}
 func (para) isBlock()    {}
 func (list) isBlock()    {}
 func (table) isBlock()   {}
 func (pre) isBlock()     {}
+func (chart) isBlock()   {}
 
 func (d *doc) add(b ...block) { d.blocks = append(d.blocks, b...) }
 
@@ -76,12 +83,19 @@ func (d *doc) add(b ...block) { d.blocks = append(d.blocks, b...) }
 // gap populations and ping masking only show in a distribution's shape.
 var histogramMetrics = []string{report.MetricGap, report.MetricByteGap}
 
-// buildDoc lays out everything the table and markdown formats show.
-func buildDoc(r *report.Results, width int) *doc {
+// buildDoc lays out everything the table and markdown formats show. With
+// charts (the HTML report) it draws SVG charts where the terminal has text
+// histograms, and adds a table of the run's metadata.
+func buildDoc(r *report.Results, width int, charts bool) (*doc, error) {
 	d := &doc{}
 	d.header(r)
+	if charts {
+		d.add(runTable(r))
+	}
 	for _, name := range pathNames(r.Paths) {
-		d.path(r, name, r.Paths[name], width)
+		if err := d.path(r, name, r.Paths[name], width, charts); err != nil {
+			return nil, err
+		}
 	}
 	if lag := r.Run.SchedulerLag; lag != nil && lag.Count > 0 {
 		d.add(heading{2, "Scheduler lag"},
@@ -91,7 +105,7 @@ func buildDoc(r *report.Results, width int) *doc {
 	if r.Recommendation != nil {
 		d.recommendation(r.Recommendation, width)
 	}
-	return d
+	return d, nil
 }
 
 // pathNames orders paths stream, batch, then any other by name.
@@ -204,10 +218,19 @@ func runSeconds(run report.Run) float64 {
 	return run.Ended.Sub(run.Started).Seconds()
 }
 
-func (d *doc) path(r *report.Results, name string, p *report.Path, width int) {
+func (d *doc) path(r *report.Results, name string, p *report.Path, width int, charts bool) error {
 	d.add(heading{2, fmt.Sprintf("%s path: %d calls", name, p.Calls)})
 	if t, ok := metricTable(p, width); ok {
 		d.add(t)
+	}
+	if charts {
+		svg, ok, err := spectrumChart(name, p.Metrics)
+		if err != nil {
+			return err
+		}
+		if ok {
+			d.add(chart{svg})
+		}
 	}
 	if el := runSeconds(r.Run); el > 0 {
 		s := fmt.Sprintf("throughput: %s calls/s", fmtRate(float64(p.Calls)/el))
@@ -218,6 +241,15 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int) {
 	}
 	if len(p.Outcomes) > 0 {
 		d.add(outcomeTable(p, width))
+		if charts {
+			svg, ok, err := outcomeChart(name, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				d.add(chart{svg})
+			}
+		}
 	}
 	if it := p.Items; it != nil {
 		d.add(para{plain, fmt.Sprintf("items: %d total, %d done, %d failed, %d unprocessed.", it.Total, it.Done, it.Failed, it.Unprocessed)})
@@ -226,11 +258,66 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int) {
 			d.add(table{header: []string{"item outcome", "count", "%"}, right: []bool{false, true, true}, rows: rows, wrap: -1, width: width})
 		}
 	}
+	if charts {
+		return d.gapCharts(name, p, r.Recommendation)
+	}
 	for _, m := range histogramMetrics {
 		if h, ok := textHistogram(name, m, p.Metrics[m], r.Recommendation, width); ok {
 			d.add(h)
 		}
 	}
+	return nil
+}
+
+// gapCharts adds a path's gap histograms, on one shared x range.
+func (d *doc) gapCharts(path string, p *report.Path, rec *report.Recommendation) error {
+	var names []string
+	var hs []*histo.Histogram
+	for _, m := range histogramMetrics {
+		if h := metricHistogram(p.Metrics[m]); h != nil {
+			names, hs = append(names, m), append(hs, h)
+		}
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	lo, hi := gapRange(hs, rec)
+	for i, h := range hs {
+		svg, err := gapChart(path, names[i], h, rec, lo, hi)
+		if err != nil {
+			return err
+		}
+		d.add(chart{svg})
+	}
+	return nil
+}
+
+// runTable lists the run's metadata, one row per fact.
+func runTable(r *report.Results) table {
+	run := r.Run
+	t := table{header: []string{"run", ""}, right: []bool{false, false}, wrap: -1}
+	add := func(k, v string) {
+		if v != "" {
+			t.rows = append(t.rows, []string{k, v})
+		}
+	}
+	add("target", run.Target)
+	if run.Simulated {
+		add("simulated", "yes, profile "+cmp.Or(run.SimProfile, "default"))
+	}
+	add("api", run.API)
+	add("model", run.Model)
+	add("mode", run.Mode)
+	add("load", loadText(run.Load))
+	add("clocks", clocksText(run.Clocks))
+	if !run.Started.IsZero() {
+		add("started", run.Started.UTC().Format(time.RFC3339))
+		add("ended", run.Ended.UTC().Format(time.RFC3339))
+	}
+	add("interrupted", fmt.Sprint(run.Interrupted))
+	add("shards", strings.Join(run.Shards, ", "))
+	add("tool", strings.TrimSpace(r.Tool.Name+" "+r.Tool.Version))
+	return t
 }
 
 // metricTable is one row per metric: count, p50, p90, p99, p99.9, max.

@@ -54,14 +54,24 @@ func Write(w io.Writer, r *report.Results, format string, opt Options) error {
 	var buf bytes.Buffer
 	var err error
 	switch format {
-	case FormatTable:
-		err = writeText(&buf, buildDoc(r, opt.Width), opt)
-	case FormatMarkdown:
-		err = writeMarkdown(&buf, buildDoc(r, opt.Width))
+	case FormatTable, FormatMarkdown:
+		var d *doc
+		if d, err = buildDoc(r, opt.Width, false); err != nil {
+			break
+		}
+		if format == FormatTable {
+			err = writeText(&buf, d, opt)
+		} else {
+			err = writeMarkdown(&buf, d)
+		}
 	case FormatJSON:
 		err = writeJSON(&buf, r)
 	case FormatHTML:
-		err = writeHTML(&buf, r)
+		var d *doc
+		if d, err = buildDoc(r, DefaultWidth, true); err != nil {
+			break
+		}
+		err = writeHTML(&buf, d, r)
 	default:
 		return fmt.Errorf("render: unknown format %q (want one of %v)", format, Formats)
 	}
