@@ -73,6 +73,22 @@ type Record struct {
 	// Warmup marks calls excluded from the statistics.
 	Warmup bool
 
+	// Final marks the last attempt of a batch item: it carries the item's
+	// outcome. Warmup calls and stream calls are never Final.
+	Final bool
+	// ItemOutcome is the item's outcome, set on Final records only: the
+	// final attempt's Outcome, or OutcomeCanceled when the job deadline or
+	// an interrupt cut the item short, in flight or between attempts (then
+	// Outcome may still name the attempt's own failure, e.g. http.429).
+	ItemOutcome string
+	// ItemTime is the item's time from its first attempt's start (intended
+	// start in an open loop) to its final outcome, retries and waits
+	// included; set on Final records only.
+	ItemTime time.Duration
+	// Waited is how long the engine waited (backoff or retry-after) before
+	// this attempt; 0 for a first attempt.
+	Waited time.Duration
+
 	// Outcome is the SPEC §3 class: ok, timeout.<clock>, http.<status>, ...
 	Outcome string
 	// Phase is where the outcome happened (PhaseBeforeHead ...).

@@ -33,6 +33,30 @@ type PathTally struct {
 	OutputTokens int64
 	// EstimatedTokens counts calls whose tokens were estimated.
 	EstimatedTokens int64
+	// Items is the per-item accounting of the batch path (report.Items);
+	// nil on the stream path.
+	Items *ItemTally
+}
+
+// ItemTally counts batch items by their final outcome, as report.Items
+// does: Done + Failed + Unprocessed = Total.
+type ItemTally struct {
+	// Total is every item of the run (after Finish; before it, the items
+	// that reached a final attempt).
+	Total int64
+	// Done counts items whose final outcome is ok.
+	Done int64
+	// Failed counts items whose final outcome is not ok (and not canceled).
+	Failed int64
+	// Unprocessed counts items never started or cut short by the job
+	// deadline or an interrupt (final outcome canceled).
+	Unprocessed int64
+	// Outcomes counts items by final outcome (Record.ItemOutcome); items
+	// never started have none.
+	Outcomes map[string]int64
+	// UnprocessedIDs names the unprocessed items in item order (set by
+	// Finish; a merged tally lists each source's in turn).
+	UnprocessedIDs []string
 }
 
 // NewTally returns an empty Tally.
@@ -69,6 +93,9 @@ func (t *Tally) Add(r *Record) {
 	}
 	ph[r.Phase]++
 	m := pt.Metrics
+	if r.Final {
+		pt.addItem(r)
+	}
 	if r.HasConnect() {
 		m.Record(MetricConnect, r.Connect)
 	}
@@ -104,6 +131,47 @@ func (t *Tally) Add(r *Record) {
 	}
 }
 
+// addItem counts a batch item's final attempt. The item and attempts
+// histograms hold items that reached an outcome of their own; an item cut
+// short by the job ending says nothing about how long items take.
+func (pt *PathTally) addItem(r *Record) {
+	it := pt.itemTally()
+	it.Total++
+	it.Outcomes[r.ItemOutcome]++
+	switch r.ItemOutcome {
+	case OutcomeOK:
+		it.Done++
+	case OutcomeCanceled:
+		it.Unprocessed++
+		return
+	default:
+		it.Failed++
+	}
+	pt.Metrics.Record(MetricItem, r.ItemTime)
+	pt.Metrics.RecordValue(MetricAttempts, int64(r.Attempt))
+}
+
+func (pt *PathTally) itemTally() *ItemTally {
+	if pt.Items == nil {
+		pt.Items = &ItemTally{Outcomes: map[string]int64{}}
+	}
+	return pt.Items
+}
+
+// Finish completes the batch path's item accounting from the run's
+// Summary: the items never started join the unprocessed ones, and
+// UnprocessedIDs lists them all in item order. Call it once, after the
+// run has returned and every record has been added.
+func (t *Tally) Finish(s Summary) {
+	if s.Items == 0 && len(s.Unprocessed) == 0 {
+		return
+	}
+	it := t.Path(PathBatch).itemTally()
+	it.Unprocessed = int64(len(s.Unprocessed))
+	it.UnprocessedIDs = append([]string(nil), s.Unprocessed...)
+	it.Total = it.Done + it.Failed + it.Unprocessed
+}
+
 func recordAll(h *histo.Histogram, ds []time.Duration) {
 	for _, d := range ds {
 		h.Record(d)
@@ -131,5 +199,16 @@ func (t *Tally) Merge(o *Tally) {
 			}
 		}
 		dst.Metrics.Merge(src.Metrics)
+		if src.Items != nil {
+			it := dst.itemTally()
+			it.Total += src.Items.Total
+			it.Done += src.Items.Done
+			it.Failed += src.Items.Failed
+			it.Unprocessed += src.Items.Unprocessed
+			for k, v := range src.Items.Outcomes {
+				it.Outcomes[k] += v
+			}
+			it.UnprocessedIDs = append(it.UnprocessedIDs, src.Items.UnprocessedIDs...)
+		}
 	}
 }
