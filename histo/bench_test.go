@@ -15,9 +15,16 @@ func BenchmarkRecord(b *testing.B) {
 }
 
 // BenchmarkRecorderParallel records one call result (three metrics) per
-// operation from GOMAXPROCS goroutines, each with its own worker id.
-func BenchmarkRecorderParallel(b *testing.B) {
-	r := NewRecorder(0)
+// operation from GOMAXPROCS goroutines, each with its own worker id, so
+// each records into its own shard.
+func BenchmarkRecorderParallel(b *testing.B) { benchRecorder(b, 0) }
+
+// BenchmarkRecorderParallelOneShard is the same through a single shard:
+// what the recorder would cost as one histogram set behind one lock.
+func BenchmarkRecorderParallelOneShard(b *testing.B) { benchRecorder(b, 1) }
+
+func benchRecorder(b *testing.B, shards int) {
+	r := NewRecorder(shards)
 	var ids atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		s := r.Shard(int(ids.Add(1)))

@@ -18,6 +18,7 @@ package histo
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -151,17 +152,22 @@ func (h *Histogram) CountAbove(v int64) int64 {
 // HighestEquivalent is the highest value that the histogram cannot tell
 // apart from v: the top of v's bucket.
 func (h *Histogram) HighestEquivalent(v int64) int64 {
-	if v < 0 {
-		v = 0
-	}
-	if v > MaxValue {
-		v = MaxValue
-	}
-	// The library has no exported bucket lookup; a one-value histogram's
-	// Max is exactly the top of the value's bucket.
-	one := hdr.New(LowestValue, MaxValue, SignificantDigits)
-	_ = one.RecordValue(v)
-	return one.Max()
+	v = min(max(v, 0), MaxValue)
+	w := bucketWidth(v)
+	return v&^(w-1) + w - 1
+}
+
+// subBucketBits is log2 of the sub-bucket count HdrHistogram uses for
+// SignificantDigits digits with a lowest value of 1: 2048 sub-buckets, the
+// smallest power of two of at least 2 x 10^3.
+const subBucketBits = 11
+
+// bucketWidth is the width of the bucket holding v >= 0: 1 below 2048,
+// then doubling with each power of two (HdrHistogram's bucket geometry,
+// checked against the library in the tests).
+func bucketWidth(v int64) int64 {
+	shift := bits.Len64(uint64(v)|(1<<subBucketBits-1)) - subBucketBits
+	return 1 << shift
 }
 
 // Clone returns an independent copy of h.

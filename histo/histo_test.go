@@ -245,3 +245,19 @@ func TestBars(t *testing.T) {
 		t.Errorf("single zero value: %+v", b)
 	}
 }
+
+func TestHighestEquivalentMatchesTheLibrary(t *testing.T) {
+	h := New()
+	for v := int64(0); v <= MaxValue; v = v*21/20 + 1 {
+		for _, x := range []int64{v, v + 1, v - 1} {
+			if x < 0 || x > MaxValue {
+				continue
+			}
+			h.Reset()
+			h.RecordValue(x)
+			if got, want := h.HighestEquivalent(x), h.Max(); got != want {
+				t.Fatalf("HighestEquivalent(%d) = %d, library's bucket top %d", x, got, want)
+			}
+		}
+	}
+}
