@@ -22,9 +22,17 @@ var articlePlan = []string{"--items", "50000", "--mean", "8s", "--workers", "40"
 // stdout and stderr.
 func runPlanCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return execTollgate(t, append([]string{"plan"}, args...)...)
+}
+
+// execTollgate runs `tollgate args...` through the root command and the
+// one place errors become exit codes, and returns the exit code, stdout
+// and stderr.
+func execTollgate(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := run(context.Background(), NewCmdRoot(streams), append([]string{"plan"}, args...), &errOut)
+	code := run(context.Background(), NewCmdRoot(streams), args, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -60,46 +60,38 @@ func betaCF(a, b, x float64) float64 {
 	const (
 		maxIter = 10_000
 		eps     = 1e-15
-		tiny    = 1e-300
 	)
 	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
+	c, d := 1.0, nonZero(1-qab*x/qap)
 	d = 1 / d
 	h := d
+	// step applies one term aa of the fraction to the Lentz state and
+	// returns the factor it multiplies the result by.
+	step := func(aa float64) float64 {
+		d = 1 / nonZero(1+aa*d)
+		c = nonZero(1 + aa/c)
+		return d * c
+	}
 	for m := 1; m <= maxIter; m++ {
 		mf := float64(m)
 		m2 := 2 * mf
-		aa := mf * (b - mf) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + mf) * (qab + mf) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(mf * (b - mf) * x / ((qam + m2) * (a + m2)))
+		del := step(-(a + mf) * (qab + mf) * x / ((a + m2) * (qap + m2)))
 		h *= del
 		if math.Abs(del-1) < eps {
 			break
 		}
 	}
 	return h
+}
+
+// nonZero keeps Lentz's method away from dividing by zero.
+func nonZero(v float64) float64 {
+	const tiny = 1e-300
+	if math.Abs(v) < tiny {
+		return tiny
+	}
+	return v
 }
 
 // humanSteps are the values RoundUpHuman rounds up to, ascending.
