@@ -1,0 +1,470 @@
+// Package recommend turns a run's histograms into the route timeouts a
+// gateway should run with, and shows why each number is right.
+//
+// A deadline is a classifier with two ways to be wrong (002): too low and it
+// kills healthy calls, too high and it notices a dead one late. Every
+// recommended value therefore comes with its evidence (report.Rationale):
+// the percentile and multiple it came from, how many of the N healthy calls
+// measured it would have killed, a 95% upper bound on its false-kill rate
+// given N (the rule of three when none were killed), and how long a stall
+// goes unnoticed under it. Diagnoses that the numbers alone do not show —
+// ping masking, intermediaries that cut silent calls, a mixed-mode route, a
+// deadline at or below a percentile it should clear, too few calls — come
+// back as warnings with their numbers.
+//
+// # Healthy calls
+//
+// The results file holds, for each metric, a histogram of every call that
+// completed the phase the metric measures (a ttft is recorded when the
+// first content delta arrives, a max_gap only from gaps that ended in a
+// delta). A call that completed a phase was healthy in that phase, whatever
+// happened to it later, and a call that died inside it is not in the
+// histogram. So the N of each rationale ("of") is the count of the histogram
+// the setting is judged on, and would_have_killed is the number of those
+// values strictly above the setting (histo.CountAbove) — exact to the
+// histogram's 0.1% buckets. What the histograms cannot hold is a healthy
+// call that the run's own clock cut; that is diagnosed from the run's
+// clocks and outcomes (see the censoring warning).
+//
+// # The rules
+//
+// See Policy, Rule and DefaultPolicy for each setting's rule and the seeds
+// its defaults reproduce.
+package recommend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/histo"
+	"github.com/tollgate-dev/tollgate/report"
+	"github.com/tollgate-dev/tollgate/report/routes"
+)
+
+// Setting names, as the route config writes the keys.
+const (
+	SettingConnect     = "timeouts.connect"
+	SettingFirstToken  = "timeouts.first_token"
+	SettingIdle        = "timeouts.idle"
+	SettingTotal       = "timeouts.total"
+	SettingTTFT        = "stream.ttft"
+	SettingGap         = "stream.gap"
+	SettingHead        = "non_streaming.head"
+	SettingItemCeiling = "batch.item_ceiling"
+	SettingAttempts    = "batch.attempts"
+	SettingRetryBudget = "batch.retry_budget"
+	SettingJobDeadline = "batch.job_deadline"
+)
+
+// Recommend derives the route timeouts r's measurements justify under p.
+// It needs at least one path with calls that reached the target; a path
+// that is missing leaves its settings out, with a warning. The result
+// always passes routes validation (check-config); Recommend checks that
+// before it returns.
+func Recommend(r *report.Results, p Policy) (*report.Recommendation, error) {
+	if r == nil {
+		return nil, errors.New("recommend: no results")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("recommend: policy: %w", err)
+	}
+	m, err := load(r)
+	if err != nil {
+		return nil, fmt.Errorf("recommend: %w", err)
+	}
+	if !m.stream && !m.batch {
+		return nil, errors.New("recommend: no path has calls that reached the target; nothing to recommend from")
+	}
+	b := &builder{p: p, m: m, rec: &report.Recommendation{Rationale: []report.Rationale{}, Warnings: []string{}},
+		judged: map[string]*histo.Histogram{}}
+	b.derive()
+	b.diagnose()
+	if err := ToRoutes(b.rec, "default").Validate(); err != nil {
+		return nil, fmt.Errorf("recommend: the recommendation does not pass check-config (a bug): %w", err)
+	}
+	return b.rec, nil
+}
+
+// measured holds the decoded histograms of one results file.
+type measured struct {
+	r               *report.Results
+	stream, batch   bool
+	streamH, batchH map[string]*histo.Histogram
+}
+
+// h returns the path's histogram of metric, or nil when it has none.
+func (m *measured) h(path, metric string) *histo.Histogram {
+	set := m.streamH
+	if path == report.PathBatch {
+		set = m.batchH
+	}
+	if h := set[metric]; h != nil && h.Count() > 0 {
+		return h
+	}
+	return nil
+}
+
+// both merges a metric over the two paths (exact: one geometry).
+func (m *measured) both(metric string) *histo.Histogram {
+	a, b := m.h(report.PathStream, metric), m.h(report.PathBatch, metric)
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := a.Clone()
+	out.Merge(b)
+	return out
+}
+
+func load(r *report.Results) (*measured, error) {
+	m := &measured{r: r, streamH: map[string]*histo.Histogram{}, batchH: map[string]*histo.Histogram{}}
+	for _, path := range []string{report.PathStream, report.PathBatch} {
+		pp := r.Paths[path]
+		if pp == nil {
+			continue
+		}
+		set := m.streamH
+		if path == report.PathBatch {
+			set = m.batchH
+		}
+		for name, met := range pp.Metrics {
+			if met == nil || met.HDR == "" {
+				continue
+			}
+			h, err := met.Histogram()
+			if err != nil {
+				return nil, fmt.Errorf("paths.%s.metrics.%s: %w", path, name, err)
+			}
+			set[name] = h
+		}
+		// A path counts when some call got as far as a connection.
+		reached := m.h(path, report.MetricConnect) != nil || m.h(path, report.MetricHead) != nil || m.h(path, report.MetricTotal) != nil
+		if path == report.PathStream {
+			m.stream = reached
+		} else {
+			m.batch = reached
+		}
+	}
+	return m, nil
+}
+
+// builder accumulates one recommendation.
+type builder struct {
+	p   Policy
+	m   *measured
+	rec *report.Recommendation
+	// judged maps a setting to the histogram its kills were counted on.
+	judged map[string]*histo.Histogram
+}
+
+// derivation is one setting's number and how it came about.
+type derivation struct {
+	value time.Duration
+	// steps reads like "2 x p99 of ttft 2.1 s = 4.2 s".
+	steps []string
+}
+
+// rule applies r to h: max(Floor, Multiple x Percentile), not yet rounded.
+func rule(r Rule, h *histo.Histogram, metric string) derivation {
+	var d derivation
+	if h != nil {
+		q := h.QuantileDuration(r.Percentile)
+		d.value = time.Duration(math.Ceil(r.Multiple * float64(q)))
+		d.steps = append(d.steps, fmt.Sprintf("%s x %s of %s %s = %s", num(r.Multiple), pctName(r.Percentile), metric, human(q), human(d.value)))
+	}
+	if r.Floor > 0 && d.value < r.Floor {
+		if h != nil {
+			d.steps = append(d.steps, fmt.Sprintf("raised to the floor %s", human(r.Floor)))
+		} else {
+			d.steps = append(d.steps, fmt.Sprintf("the floor %s (no %s measured)", human(r.Floor), metric))
+		}
+		d.value = r.Floor
+	}
+	return d
+}
+
+// atLeast raises d to v when v is larger, saying why.
+func (d *derivation) atLeast(v time.Duration, why string) {
+	if v > d.value {
+		d.value = v
+		d.steps = append(d.steps, fmt.Sprintf("raised to %s: %s", human(v), why))
+	}
+}
+
+// round rounds d up to a number a person writes.
+func (d *derivation) round() time.Duration {
+	r := histo.RoundUpHuman(d.value)
+	if r != d.value {
+		d.steps = append(d.steps, "rounded up to "+routes.FormatDuration(r))
+	}
+	d.value = r
+	return r
+}
+
+func (d *derivation) basis() string { return strings.Join(d.steps, "; ") }
+
+// derive computes every setting in dependency order: the streaming bounds
+// first, then the head wait that must not be below them, then first_token
+// (which on a mixed route must wait for the head), then the caps that must
+// clear what is spent inside them.
+func (b *builder) derive() {
+	p, m, rec := b.p, b.m, b.rec
+	stream, batch := report.PathStream, report.PathBatch
+
+	connectH := m.both(report.MetricConnect)
+	connect := rule(p.Connect, connectH, "connect")
+	rec.Timeouts.Connect = report.Duration(connect.round())
+
+	var ftStream derivation
+	var ftH *histo.Histogram
+	if m.stream {
+		ftH = m.h(stream, report.MetricFirstByte)
+		ftStream = rule(p.FirstToken, ftH, "stream first_byte")
+		ftStream.round()
+
+		ttftH := m.h(stream, report.MetricTTFT)
+		if ttftH != nil {
+			ttft := rule(p.TTFT, ttftH, "ttft")
+			rec.Stream.TTFT = report.Duration(ttft.round())
+			b.explain(SettingTTFT, ttft, ttftH, true)
+		} else {
+			b.warnf("stream.ttft not recommended: no stream call received a content delta")
+		}
+		b.gap()
+	}
+
+	var head derivation
+	if m.batch {
+		completion := m.h(batch, report.MetricTotal)
+		head = rule(p.NonStreamingHead, completion, "batch total (the largest completion)")
+		head.atLeast(ftStream.value, "never below the streaming bound first_token (ADR-0036 D3)")
+		rec.Batch.Head = report.Duration(head.round())
+		b.explain(SettingHead, head, m.h(batch, report.MetricHead), true)
+	} else {
+		b.warnf("non_streaming.head and the batch settings not recommended: no batch calls measured (probe --mode both or batch)")
+	}
+
+	// first_token: from the streams' first body byte; on a route that also
+	// serves non-streaming calls, whose first body byte is the whole
+	// answer, at least the head wait (ADR 0016's consequence).
+	ft := ftStream
+	judged := ftH
+	if m.batch {
+		if !m.stream {
+			ft = derivation{}
+		}
+		ft.atLeast(time.Duration(rec.Batch.Head), "non-streaming calls send their first body byte only with the whole answer, so first_token must wait for non_streaming.head (ADR 0016)")
+		judged = m.both(report.MetricFirstByte)
+	}
+	if ft.value == 0 {
+		ft = derivation{value: time.Second, steps: []string{"no first body byte measured; 1 s"}}
+	}
+	rec.Timeouts.FirstToken = report.Duration(ft.round())
+	b.explain(SettingConnect, connect, connectH, true)
+	b.explain(SettingFirstToken, ft, judged, true)
+
+	idleH := m.both(report.MetricMaxByteGap)
+	idle := rule(p.Idle, idleH, "max_byte_gap")
+	rec.Timeouts.Idle = report.Duration(idle.round())
+	b.explain(SettingIdle, idle, idleH, true)
+
+	if m.batch {
+		b.batchSettings(connect.value)
+	}
+
+	b.total()
+	b.order()
+}
+
+// gap sets stream.gap above every structural pause, judged per call.
+func (b *builder) gap() {
+	m := b.m
+	maxGap := m.h(report.PathStream, report.MetricMaxGap)
+	if maxGap == nil {
+		b.warnf("stream.gap not recommended: no stream call had two content deltas")
+		return
+	}
+	g := rule(b.p.Gap, maxGap, "max_gap (each call's largest gap)")
+	var split string
+	if gaps := m.h(report.PathStream, report.MetricGap); gaps != nil {
+		if s, ok := histo.SplitLog(gaps); ok {
+			// Why the basis is the upper population and not the p99 of all
+			// gaps: a deadline near token spacing classifies every pause as
+			// death. Say what it would have cost, per call.
+			tokenP99 := time.Duration(s.Lower.P99) * time.Microsecond
+			split = fmt.Sprintf("gaps are two populations split at %s: token spacing (%d gaps, p50 %s, p99 %s) and structural pauses (%d gaps, %s to %s); a deadline at 2 x the token p99 (%s) would have killed %d of %d calls",
+				human(time.Duration(s.At)*time.Microsecond), s.Lower.Count, human(time.Duration(s.Lower.P50)*time.Microsecond), human(tokenP99),
+				s.Upper.Count, human(time.Duration(s.Upper.Min)*time.Microsecond), human(time.Duration(s.Upper.Max)*time.Microsecond),
+				human(2*tokenP99), maxGap.CountAbove(int64(2*tokenP99/time.Microsecond)), maxGap.Count())
+		} else {
+			b.warnf("stream.gap: the gaps are one population (no structural pauses: no thinking, tool use or provider batching in this run); %s is above token spacing only — if the route serves extended thinking or tools, measure prompts that use them",
+				routes.FormatDuration(histo.RoundUpHuman(g.value)))
+		}
+	}
+	b.rec.Stream.Gap = report.Duration(g.round())
+	if split != "" {
+		g.steps = append(g.steps, split)
+	}
+	b.explain(SettingGap, g, maxGap, true)
+}
+
+// batchSettings sets the item ceiling, attempts, retry budget and job
+// deadline.
+func (b *builder) batchSettings(connect time.Duration) {
+	p, m, rec := b.p, b.m, b.rec
+	batch := report.PathBatch
+	head := time.Duration(rec.Batch.Head)
+
+	ceil := derivation{value: time.Duration(math.Ceil(p.Batch.ItemCeilingMultiple * float64(head)))}
+	ceil.steps = []string{fmt.Sprintf("%s x non_streaming.head %s = %s", num(p.Batch.ItemCeilingMultiple), human(head), human(ceil.value))}
+	inside := connect + head
+	ceil.atLeast(inside+routes.Clearance(inside), "clears connect + non_streaming.head by a whole margin")
+	rec.Batch.ItemCeiling = report.Duration(ceil.round())
+	b.explain(SettingItemCeiling, ceil, m.h(batch, report.MetricTotal), true)
+
+	rec.Batch.Attempts = p.Batch.Attempts
+	att := m.h(batch, report.MetricAttempts)
+	r := report.Rationale{Setting: SettingAttempts, Value: fmt.Sprint(p.Batch.Attempts),
+		Basis: fmt.Sprintf("policy: %d attempts (002's five)", p.Batch.Attempts)}
+	if att != nil {
+		r.Basis += fmt.Sprintf("; items took at most %d (p99 %d)", att.Max(), att.Quantile(99))
+		r.Of = att.Count()
+		r.WouldHaveKilled = att.CountAbove(int64(p.Batch.Attempts))
+	}
+	if items := m.r.Paths[batch].Items; items != nil && items.Failed > 0 {
+		r.Basis += fmt.Sprintf("; %d of %d items failed in the run", items.Failed, items.Total)
+	}
+	r.FalseKillUpper95 = histo.UpperBound95(r.WouldHaveKilled, r.Of)
+	rec.Rationale = append(rec.Rationale, r)
+
+	item := m.h(batch, report.MetricItem)
+	rb := derivation{value: p.Batch.RetryBudget, steps: []string{"policy: at least " + human(p.Batch.RetryBudget) + " (002)"}}
+	if item != nil && p.Batch.RetryBudgetMultiple > 0 {
+		longest := item.QuantileDuration(100)
+		rb.atLeast(time.Duration(math.Ceil(p.Batch.RetryBudgetMultiple*float64(longest))),
+			fmt.Sprintf("%s x the longest item %s (first attempt to final outcome)", num(p.Batch.RetryBudgetMultiple), human(longest)))
+	}
+	rec.Batch.RetryBudget = report.Duration(rb.round())
+	b.explain(SettingRetryBudget, rb, item, false)
+
+	if p.Window != nil {
+		b.jobDeadline(item)
+	}
+}
+
+// jobDeadline is 002's arithmetic: the window less the margin, checked
+// against the wall clock the job takes at the measured mean item time.
+func (b *builder) jobDeadline(item *histo.Histogram) {
+	w := b.p.Window
+	window, job, _ := w.deadline() // validated with the policy
+	b.rec.Batch.JobDeadline = report.Duration(job)
+	r := report.Rationale{Setting: SettingJobDeadline, Value: routes.FormatDuration(job),
+		Basis: fmt.Sprintf("window %s to %s = %s, less %s to spare", w.Start, w.Due, human(window), human(w.Margin))}
+	if item != nil && w.Items > 0 && w.Workers > 0 {
+		mean := time.Duration(item.Mean()) * time.Microsecond
+		wall := time.Duration(float64(w.Items) * float64(mean) / float64(w.Workers))
+		r.Basis += fmt.Sprintf("; %d items x %s mean / %d workers = %s of wall clock, %s of slack",
+			w.Items, human(mean), w.Workers, human(wall.Round(time.Second)), human((job - wall).Round(time.Second)))
+		if wall > job {
+			b.warnf("batch.job_deadline %s: the job needs %s of wall clock at the measured mean item time (%d items x %s / %d workers); it cannot finish — add workers or widen the window",
+				routes.FormatDuration(job), human(wall.Round(time.Second)), w.Items, human(mean), w.Workers)
+		}
+	}
+	b.rec.Rationale = append(b.rec.Rationale, r)
+}
+
+// total sets timeouts.total from the tail of total and raises it to clear
+// every bound spent inside it by a whole margin (routes.Clearance).
+func (b *builder) total() {
+	rec := b.rec
+	h := b.m.both(report.MetricTotal)
+	t := rule(b.p.Total, h, "total")
+	connect, ft := time.Duration(rec.Timeouts.Connect), time.Duration(rec.Timeouts.FirstToken)
+	// A bound that is not recommended (0) adds only connect, which the
+	// first entry already covers.
+	for _, in := range []struct {
+		what  string
+		bound time.Duration
+	}{
+		{"connect + first_token", connect + ft},
+		{"stream.ttft", time.Duration(rec.Stream.TTFT)},
+		{"connect + non_streaming.head", connect + time.Duration(rec.Batch.Head)},
+	} {
+		t.atLeast(in.bound+routes.Clearance(in.bound), fmt.Sprintf("clears %s (%s) by a whole margin", in.what, human(in.bound)))
+	}
+	t.atLeast(time.Duration(rec.Batch.ItemCeiling), "not below batch.item_ceiling, which it would otherwise cut")
+	rec.Timeouts.Total = report.Duration(t.round())
+	b.explain(SettingTotal, t, h, true)
+}
+
+// explain appends the rationale of a duration setting judged on h.
+func (b *builder) explain(setting string, d derivation, h *histo.Histogram, detects bool) {
+	r := report.Rationale{Setting: setting, Value: routes.FormatDuration(d.value), Basis: d.basis()}
+	if h != nil {
+		r.Of = h.Count()
+		r.WouldHaveKilled = h.CountAbove(int64(d.value / time.Microsecond))
+		b.judged[setting] = h
+	}
+	r.FalseKillUpper95 = histo.UpperBound95(r.WouldHaveKilled, r.Of)
+	if detects {
+		r.DetectsStallIn = report.Duration(d.value)
+	}
+	b.rec.Rationale = append(b.rec.Rationale, r)
+}
+
+// order sorts the rationale as the route config writes the keys.
+func (b *builder) order() {
+	rank := map[string]int{}
+	for i, s := range []string{SettingConnect, SettingFirstToken, SettingIdle, SettingTotal, SettingTTFT, SettingGap,
+		SettingHead, SettingItemCeiling, SettingAttempts, SettingRetryBudget, SettingJobDeadline} {
+		rank[s] = i
+	}
+	rs := b.rec.Rationale
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rank[rs[j].Setting] < rank[rs[j-1].Setting]; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+func (b *builder) warnf(format string, a ...any) {
+	b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf(format, a...))
+}
+
+// rationale returns the rationale of setting, or nil.
+func (b *builder) rationale(setting string) *report.Rationale {
+	for i := range b.rec.Rationale {
+		if b.rec.Rationale[i].Setting == setting {
+			return &b.rec.Rationale[i]
+		}
+	}
+	return nil
+}
+
+// human writes a measured duration briefly: "2.1s", "180ms", "25.833s".
+func human(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return routes.FormatDuration(d.Round(time.Millisecond))
+	case d >= time.Millisecond:
+		return routes.FormatDuration(d.Round(100 * time.Microsecond))
+	}
+	return d.String()
+}
+
+// num writes a multiple without trailing zeros: 2, 3.5.
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// pctName writes a percentile as the tables do: p99, p99.9, max.
+func pctName(p float64) string {
+	if p >= 100 {
+		return "max"
+	}
+	return "p" + strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", p), "0"), ".")
+}
