@@ -21,8 +21,10 @@ const (
 
 // Item is one thing read from the stream: an event or a comment.
 //
-// Data, Type and Comment alias the Reader's internal buffers and are valid
-// only until the next call to Reader.Next; copy them to keep them.
+// Type, Data and ID are set for events, Comment for comments, At and Retry
+// for both. The byte slices alias the Reader's internal buffers and are
+// valid only until the next call to Reader.Next (or Reader.Reset); copy
+// them to keep them.
 type Item struct {
 	// Kind tells which of the fields below are set.
 	Kind Kind

@@ -152,7 +152,8 @@ func (r *Reader) Next() (*Item, error) {
 // Discarded returns the event that was still being built when the input ended
 // without the blank line that dispatches it (WHATWG discards it), or nil. A
 // last line that had no line end at all is included. It is set once Next has
-// returned io.EOF or a read error.
+// returned io.EOF or a read error, never after ErrEventTooLarge (that event
+// was not read whole). Its slices stay valid until Reset.
 func (r *Reader) Discarded() *Item {
 	return r.discarded
 }

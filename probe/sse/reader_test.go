@@ -417,3 +417,77 @@ func TestReaderEverySplit(t *testing.T) {
 		}
 	}
 }
+
+// Reset starts a new stream: nothing of the old one (last event ID, retry,
+// discarded event, byte count, sticky error) leaks into it.
+func TestReaderReset(t *testing.T) {
+	r := NewReader(strings.NewReader("id: 9\nretry: 50\ndata: a\n\ndata: cut"), Options{})
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if r.Discarded() == nil || r.Retry() != 50*time.Millisecond {
+		t.Fatalf("first stream: Discarded() = %v, Retry() = %v; want the cut event and 50ms", r.Discarded(), r.Retry())
+	}
+	r.Reset(strings.NewReader("data: b\n\n"))
+	if r.Discarded() != nil || r.Retry() != 0 || r.BytesRead() != 0 || !r.LastRead().IsZero() {
+		t.Fatalf("after Reset: Discarded %v, Retry %v, BytesRead %d, LastRead %v; want all zero",
+			r.Discarded(), r.Retry(), r.BytesRead(), r.LastRead())
+	}
+	it, err := r.Next()
+	if err != nil || copyItem(it) != ev("message", "b", "") {
+		t.Fatalf("Next after Reset = %v, %v; want event b with no id", it, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("Next at the end = %v, want io.EOF", err)
+	}
+}
+
+// A pooled Reader reads a whole provider stream without allocating: the
+// zero-allocation claim the benchmark measures, checked exactly.
+func TestReaderNoAllocs(t *testing.T) {
+	stream := anthropicStream(200)
+	src := bytes.NewReader(stream)
+	r := NewReader(src, Options{})
+	read := func() {
+		src.Reset(stream)
+		r.Reset(src)
+		for {
+			if _, err := r.Next(); err != nil {
+				return
+			}
+		}
+	}
+	read() // the buffers reach their size
+	if n := testing.AllocsPerRun(20, read); n != 0 {
+		t.Errorf("reading a stream with a reset Reader allocated %v times, want 0", n)
+	}
+}
+
+// A line that never ends grows the read buffer only to about twice
+// MaxEventSize before the Reader gives up, not with the input.
+func TestReaderMemoryBound(t *testing.T) {
+	const max = 256 << 10
+	r := NewReader(io.MultiReader(strings.NewReader("data: "), iotest.HalfReader(endlessX{})), Options{MaxEventSize: max})
+	_, err := r.Next()
+	if !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("Next on an endless line = %v, want ErrEventTooLarge", err)
+	}
+	if cap(r.buf) > 2*max || cap(r.data) > max {
+		t.Errorf("buffers grew to %d (read) and %d (data), want at most %d and %d", cap(r.buf), cap(r.data), 2*max, max)
+	}
+	if r.BytesRead() > 4*max {
+		t.Errorf("read %d bytes before giving up, want the limit's order (%d)", r.BytesRead(), max)
+	}
+}
+
+// endlessX is an endless stream of 'x' bytes.
+type endlessX struct{}
+
+func (endlessX) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
