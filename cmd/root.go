@@ -107,8 +107,15 @@ func newCmdVersion(io IOStreams) *cobra.Command {
 // Execute runs the root command with os.Args and returns the exit code.
 // It is the one place where errors become exit codes.
 func Execute() int {
+	// The first SIGINT/SIGTERM cancels ctx: the probe stops new calls,
+	// cancels those in flight and writes what it measured. Then the
+	// signals get their default action back, so a second one exits at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	streams := IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	return run(ctx, NewCmdRoot(streams), os.Args[1:], streams.ErrOut)
 }
