@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/binary"
+
 // This file holds the small JSON scanner Classify runs on every stream
 // event. encoding/json builds values and allocates; at one call per event
 // on the engine's hot path that costs more than the rest of the event's
@@ -142,41 +144,75 @@ func (s *scanner) elem(n int) bool {
 	return true
 }
 
+// plain marks the bytes a string holds as they are: not the closing quote,
+// not a backslash, not a control character. The string loop runs over
+// runs of them with one table load per byte.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// Word-at-a-time constants for rawString.
+const (
+	lows        = 0x0101010101010101
+	highs       = 0x8080808080808080
+	quotes      = lows * '"'
+	backslashes = lows * '\\'
+)
+
 // rawString consumes a string and returns its bytes between the quotes,
 // escapes undecoded. Control characters and bad escapes are errors.
 func (s *scanner) rawString() ([]byte, bool) {
 	if s.bad || s.peek() != '"' {
 		return nil, s.fail()
 	}
-	s.i++
-	start := s.i
 	b := s.b
-	for i := start; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '"':
+	start := s.i + 1
+	i := start
+	for {
+		// Eight bytes at a time while none of them needs a look (SWAR: a
+		// byte below 0x20, a quote or a backslash sets its high bit in
+		// special), then byte by byte up to the one that does.
+		for i+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[i:])
+			q, bs := v^quotes, v^backslashes
+			special := (v-lows*0x20)&^v | (q-lows)&^q | (bs-lows)&^bs
+			if special&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return nil, s.fail()
+		}
+		switch b[i] {
+		case '"':
 			s.i = i + 1
 			return b[start:i], true
-		case c == '\\':
-			i++
-			if i >= len(b) {
+		case '\\':
+			if i+1 >= len(b) {
 				return nil, s.fail()
 			}
-			switch b[i] {
+			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
 			case 'u':
-				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+				if i+5 >= len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 					return nil, s.fail()
 				}
-				i += 4
+				i += 6
 			default:
 				return nil, s.fail()
 			}
-		case c < 0x20:
+		default: // a control character
 			return nil, s.fail()
 		}
 	}
-	return nil, s.fail()
 }
 
 func isHex(c byte) bool {
