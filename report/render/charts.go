@@ -132,21 +132,25 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 // units (1ms, 10ms, 1s), and marks 2 and 5 of each decade.
 type durationTicks struct{}
 
-// Ticks implements plot.Ticker.
+// Ticks implements plot.Ticker. When the range holds fewer than two
+// decades, 2 and 5 are labelled too, so that an axis always reads.
 func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
+	labelled := 0
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		d := math.Pow(10, e)
 		for _, m := range []float64{1, 2, 5} {
-			v := m * d
-			if v < lo || v > hi {
-				continue
+			if v := m * math.Pow(10, e); v >= lo && v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v})
+				if m == 1 {
+					labelled++
+				}
 			}
-			t := plot.Tick{Value: v}
-			if m == 1 {
-				t.Label = fmtMicros(int64(math.Round(v * 1000)))
-			}
-			ticks = append(ticks, t)
+		}
+	}
+	for i, t := range ticks {
+		m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9))
+		if labelled < 2 || math.Abs(m-1) < 1e-6 {
+			ticks[i].Label = time.Duration(math.Round(t.Value * float64(time.Millisecond))).String()
 		}
 	}
 	return ticks
@@ -224,7 +228,7 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 	p.Y.Tick.Marker = durationTicks{}
 	p.X.Tick.Marker = ninesTicks{}
 	p.Legend.Left = true
-	drawn := false
+	drawn, ymax := false, 0.0
 	for _, sm := range spectrumMetrics {
 		h := metricHistogram(ms[sm.name])
 		if h == nil {
@@ -241,6 +245,7 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 			xys = append(xys, plotter.XY{X: x, Y: usToMS(h.Quantile(pct))})
 		}
 		xys = append(xys, plotter.XY{X: top, Y: usToMS(h.Max())})
+		ymax = math.Max(ymax, usToMS(h.Max()))
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, false, fmt.Errorf("spectrum %s: %w", sm.name, err)
@@ -255,6 +260,8 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 		return nil, false, nil
 	}
 	p.X.Min = 0
+	// Headroom above the slowest line keeps the legend clear of it.
+	p.Y.Max = ymax * 4
 	b, err := renderSVG(p, "chart-spectrum-"+path, path+": latency by percentile (ttft, total, head)", chartWidth, chartHeight)
 	return b, err == nil, err
 }
@@ -309,7 +316,8 @@ func gapChart(path, name string, h *histo.Histogram, rec *report.Recommendation,
 		bars = append(bars, rect{x0: usToMS(b.Lo), x1: usToMS(b.Hi + 1), y0: 0.5, y1: float64(b.Count), fill: fill})
 	}
 	p.Add(bars)
-	ytop := float64(peak) * 2
+	// A decade of headroom keeps the legend clear of the bars.
+	ytop := float64(peak) * 10
 	if hasSplit {
 		p.Legend.Add(populationText(split.Lower), swatch{colBlue})
 		p.Legend.Add(populationText(split.Upper), swatch{colOrange})

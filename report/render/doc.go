@@ -65,9 +65,11 @@ type pre struct {
 	lines []string
 }
 
-// chart is an inline SVG chart (HTML only).
+// chart is an inline SVG chart with a caption that says how to read it
+// (HTML only).
 type chart struct {
-	svg []byte
+	svg     []byte
+	caption string
 }
 
 func (heading) isBlock() {}
@@ -88,7 +90,7 @@ var histogramMetrics = []string{report.MetricGap, report.MetricByteGap}
 // histograms, and adds a table of the run's metadata.
 func buildDoc(r *report.Results, width int, charts bool) (*doc, error) {
 	d := &doc{}
-	d.header(r)
+	d.header(r, !charts)
 	if charts {
 		d.add(runTable(r))
 	}
@@ -126,7 +128,9 @@ func pathNames(paths map[string]*report.Path) []string {
 	return slices.DeleteFunc(names, func(s string) bool { return paths[s] == nil })
 }
 
-func (d *doc) header(r *report.Results) {
+// header adds the title, the simulated and interrupted notices and, with
+// facts, the run's metadata as text (the HTML report has a table instead).
+func (d *doc) header(r *report.Results, facts bool) {
 	run := r.Run
 	target := cmp.Or(run.Target, "(unknown target)")
 	d.add(heading{1, "tollgate results: " + target})
@@ -137,17 +141,20 @@ func (d *doc) header(r *report.Results) {
 	if run.Interrupted {
 		d.add(para{alarm, "INTERRUPTED: the run was stopped early; these results cover the calls completed before the interrupt."})
 	}
-	var facts []string
+	if !facts {
+		return
+	}
+	var what []string
 	for _, kv := range [][2]string{{"api", run.API}, {"model", run.Model}, {"mode", run.Mode}} {
 		if kv[1] != "" {
-			facts = append(facts, kv[0]+" "+kv[1])
+			what = append(what, kv[0]+" "+kv[1])
 		}
 	}
 	if l := loadText(run.Load); l != "" {
-		facts = append(facts, l)
+		what = append(what, l)
 	}
-	if len(facts) > 0 {
-		d.add(para{plain, strings.Join(facts, " · ")})
+	if len(what) > 0 {
+		d.add(para{plain, strings.Join(what, " · ")})
 	}
 	if !run.Started.IsZero() {
 		when := "started " + run.Started.UTC().Format(time.RFC3339)
@@ -229,7 +236,7 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int, ch
 			return err
 		}
 		if ok {
-			d.add(chart{svg})
+			d.add(chart{svg, "Latency at each percentile on log axes: the x axis gives 90, 99, 99.9 ... equal room, so the tail reads as clearly as the median. A line ends at the highest percentile its sample count resolves."})
 		}
 	}
 	if el := runSeconds(r.Run); el > 0 {
@@ -247,7 +254,7 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int, ch
 				return err
 			}
 			if ok {
-				d.add(chart{svg})
+				d.add(chart{svg, "Calls by outcome and the phase it ended in, on a log axis so that a few failures show beside many successes."})
 			}
 		}
 	}
@@ -287,9 +294,18 @@ func (d *doc) gapCharts(path string, p *report.Path, rec *report.Recommendation)
 		if err != nil {
 			return err
 		}
-		d.add(chart{svg})
+		d.add(chart{svg, gapCaptions[names[i]]})
 	}
 	return nil
+}
+
+// gapCaptions say how to read each gap chart.
+var gapCaptions = map[string]string{
+	report.MetricGap: "Every gap between consecutive content deltas, in log-scale bins, counts on a log axis. " +
+		"Where SplitLog finds two populations (token spacing and structural pauses such as thinking) they are blue and orange, the dashed line the valley between them. " +
+		"The red line is the recommended gap deadline: a gap to its right would have ended the call.",
+	report.MetricByteGap: "Every gap between body reads that returned bytes, pings and comments included, on the same axes as the content gaps. " +
+		"Where pings keep arriving, byte gaps stop at the ping interval while content gaps go on: a byte-level idle timeout cannot see a generation that stopped.",
 }
 
 // runTable lists the run's metadata, one row per fact.
