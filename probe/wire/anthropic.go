@@ -82,7 +82,7 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 		errType, msg   []byte
 	)
 	s := scanner{b: it.Data}
-	s.object()
+	s.open('{')
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "type":
@@ -92,11 +92,9 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 		case "usage":
 			s.usage(&v, "input_tokens", "output_tokens")
 		case "message":
-			if s.peek() != '{' {
-				s.skip()
+			if !s.into('{') {
 				continue
 			}
-			s.object()
 			for m := 0; s.member(m); m++ {
 				if string(s.key) == "usage" {
 					s.usage(&v, "input_tokens", "output_tokens")
@@ -142,12 +140,10 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 // non-empty string. Keys may come in any order, so every candidate field
 // is noted and matched to the type afterwards.
 func anthropicDelta(s *scanner) (typ []byte, nonEmpty bool) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.into('{') {
 		return nil, false
 	}
 	var text, thinking, partial, content bool
-	s.object()
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "type":

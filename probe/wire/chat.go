@@ -87,15 +87,13 @@ func (chat) Classify(it *sse.Item) Verdict {
 		errType, code, msg []byte
 	)
 	s := scanner{b: it.Data}
-	s.object()
+	s.open('{')
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "choices":
-			if s.peek() != '[' {
-				s.skip()
+			if !s.into('[') {
 				continue
 			}
-			s.array()
 			for e := 0; s.elem(e); e++ {
 				content = chatChoice(&s) || content
 			}
@@ -127,28 +125,26 @@ func (chat) Classify(it *sse.Item) Verdict {
 // chatChoice reads one element of choices and reports whether its delta
 // carries content.
 func chatChoice(s *scanner) bool {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.into('{') {
 		return false
 	}
 	content := false
-	s.object()
 	for n := 0; s.member(n); n++ {
-		if string(s.key) != "delta" || s.peek() != '{' {
+		if string(s.key) != "delta" {
 			s.skip()
 			continue
 		}
-		s.object()
+		if !s.into('{') {
+			continue
+		}
 		for m := 0; s.member(m); m++ {
 			switch string(s.key) {
 			case "content", "refusal", "reasoning_content", "reasoning":
 				content = s.text() || content
 			case "tool_calls":
-				if s.peek() != '[' {
-					s.skip()
+				if !s.into('[') {
 					continue
 				}
-				s.array()
 				for e := 0; s.elem(e); e++ {
 					content = functionArguments(s, "function") || content
 				}
@@ -166,12 +162,10 @@ func chatChoice(s *scanner) bool {
 // function_call (wrapper "") and reports whether its arguments are a
 // non-empty string.
 func functionArguments(s *scanner, wrapper string) bool {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.into('{') {
 		return false
 	}
 	found := false
-	s.object()
 	for n := 0; s.member(n); n++ {
 		switch {
 		case wrapper != "" && string(s.key) == wrapper:

@@ -70,7 +70,7 @@ func (responses) Classify(it *sse.Item) Verdict {
 		rType, rCode, rMsg []byte
 	)
 	s := scanner{b: it.Data}
-	s.object()
+	s.open('{')
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "type":
@@ -84,11 +84,9 @@ func (responses) Classify(it *sse.Item) Verdict {
 		case "error":
 			rType, rCode, rMsg, isError = s.errorFields()
 		case "response":
-			if s.peek() != '{' {
-				s.skip()
+			if !s.into('{') {
 				continue
 			}
-			s.object()
 			for m := 0; s.member(m); m++ {
 				switch string(s.key) {
 				case "usage":

@@ -59,15 +59,47 @@ func (s *scanner) end() bool {
 	return !s.bad && s.i == len(s.b)
 }
 
-// object consumes the opening brace of an object.
-func (s *scanner) object() bool {
-	if s.bad || s.peek() != '{' {
+// open consumes the opening brace or bracket c of an object or array.
+func (s *scanner) open(c byte) bool {
+	if s.bad || s.peek() != c {
 		return s.fail()
 	}
 	if s.depth++; s.depth > maxDepth {
 		return s.fail()
 	}
 	s.i++
+	return true
+}
+
+// into opens the object ('{') or array ('[') that comes next and reports
+// true; any other value (null, say) is skipped and gives false.
+func (s *scanner) into(c byte) bool {
+	if s.peek() != c {
+		s.skip()
+		return false
+	}
+	return s.open(c)
+}
+
+// more moves past the comma before the n-th (from 0) member or element of
+// the object or array being walked, whose closing byte is end, and reports
+// whether there is one. After the last it consumes end and returns false.
+func (s *scanner) more(n int, end byte) bool {
+	if s.bad {
+		return false
+	}
+	c := s.peek()
+	if c == end {
+		s.i++
+		s.depth--
+		return false
+	}
+	if n > 0 {
+		if c != ',' {
+			return s.fail()
+		}
+		s.i++
+	}
 	return true
 }
 
@@ -76,30 +108,14 @@ func (s *scanner) object() bool {
 // consume. It returns false, having consumed the closing brace, after the
 // last member, and false with bad set on a syntax error.
 func (s *scanner) member(n int) bool {
-	if s.bad {
+	if !s.more(n, '}') {
 		return false
 	}
-	c := s.peek()
-	if c == '}' {
-		s.i++
-		s.depth--
-		return false
-	}
-	if n > 0 {
-		if c != ',' {
-			return s.fail()
-		}
-		s.i++
-		c = s.peek()
-	}
-	if c != '"' {
+	if s.peek() != '"' {
 		return s.fail()
 	}
 	k, ok := s.rawString()
-	if !ok {
-		return false
-	}
-	if s.peek() != ':' {
+	if !ok || s.peek() != ':' {
 		return s.fail()
 	}
 	s.i++
@@ -107,41 +123,11 @@ func (s *scanner) member(n int) bool {
 	return true
 }
 
-// array consumes the opening bracket of an array.
-func (s *scanner) array() bool {
-	if s.bad || s.peek() != '[' {
-		return s.fail()
-	}
-	if s.depth++; s.depth > maxDepth {
-		return s.fail()
-	}
-	s.i++
-	return true
-}
-
 // elem moves to the n-th (from 0) element of the array being walked and
 // reports whether there is one; the caller must consume it. After the last
 // element it consumes the closing bracket and returns false.
 func (s *scanner) elem(n int) bool {
-	if s.bad {
-		return false
-	}
-	c := s.peek()
-	if c == ']' {
-		s.i++
-		s.depth--
-		return false
-	}
-	if n > 0 {
-		if c != ',' {
-			return s.fail()
-		}
-		s.i++
-		if s.peek() == 0 {
-			return s.fail()
-		}
-	}
-	return true
+	return s.more(n, ']')
 }
 
 // plain marks the bytes a string holds as they are: not the closing quote,
@@ -319,12 +305,12 @@ func (s *scanner) skip() {
 	switch c := s.peek(); {
 	case s.bad:
 	case c == '{':
-		s.object()
+		s.open('{')
 		for n := 0; s.member(n); n++ {
 			s.skip()
 		}
 	case c == '[':
-		s.array()
+		s.open('[')
 		for n := 0; s.elem(n); n++ {
 			s.skip()
 		}
@@ -362,11 +348,9 @@ func valid(b []byte) bool {
 // usage reads a usage object's input and output token counts, under the
 // given key names, into v; null and other values are skipped.
 func (s *scanner) usage(v *Verdict, in, out string) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.into('{') {
 		return
 	}
-	s.object()
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case in:
@@ -395,7 +379,7 @@ func (s *scanner) errorFields() (typ, code, msg []byte, ok bool) {
 		s.skip()
 		return nil, nil, nil, true
 	}
-	s.object()
+	s.open('{')
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "type":
