@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-dev/tollgate/probe/wire"
 	"github.com/tollgate-dev/tollgate/report"
 	"github.com/tollgate-dev/tollgate/report/gate"
+	"github.com/tollgate-dev/tollgate/report/recommend"
 	"github.com/tollgate-dev/tollgate/report/render"
 	"github.com/tollgate-dev/tollgate/report/routes"
 	"github.com/tollgate-dev/tollgate/sim"
@@ -33,6 +34,7 @@ type probeInputs struct {
 	shard    shard.Shard
 	failOn   []gate.Expr
 	baseline *report.Results
+	policy   recommend.Policy
 }
 
 func runProbe(ctx context.Context, o *ProbeOptions) error {
@@ -112,6 +114,9 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
+	if res.Recommendation, err = recommend.Recommend(res, in.policy); err != nil {
+		return fmt.Errorf("recommend: %w", err)
+	}
 	if err := sinks.finish(tally, ended); err != nil && sinkErr == nil {
 		sinkErr = err
 	}
@@ -165,6 +170,12 @@ func (o *ProbeOptions) resolve() (*probeInputs, error) {
 			return nil, fmt.Errorf("--fail-on: %w", err)
 		}
 		in.failOn = append(in.failOn, x)
+	}
+	in.policy = recommend.DefaultPolicy()
+	if o.Policy != "" {
+		if in.policy, err = recommend.LoadPolicy(o.Policy); err != nil {
+			return nil, fmt.Errorf("--policy: %w", err)
+		}
 	}
 	if o.Baseline != "" {
 		if in.baseline, err = report.LoadFile(o.Baseline); err != nil {
@@ -289,6 +300,12 @@ func writeOutputs(o *ProbeOptions, res *report.Results) error {
 	if o.Out != "" {
 		if err := report.SaveFile(o.Out, res); err != nil {
 			return fmt.Errorf("-o: %w", err)
+		}
+	}
+	if o.ConfigOut != "" {
+		cfg := recommend.ToRoutes(res.Recommendation, "default")
+		if err := writeFileWith(o.ConfigOut, func(w io.Writer) error { return routes.Write(w, cfg) }); err != nil {
+			return fmt.Errorf("--config-out: %w", err)
 		}
 	}
 	if o.HTML != "" {
