@@ -369,4 +369,3 @@ func TestProbeInterruptWritesResults(t *testing.T) {
 		t.Error("no call was in flight at the interrupt: the test did not interrupt a run")
 	}
 }
-
