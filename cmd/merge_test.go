@@ -35,7 +35,7 @@ func shardFile(t *testing.T, dir string, n int, s shard.Shard, mutate func(*repo
 		Run: report.Run{
 			Target: "http://127.0.0.1:9", API: "openai", Model: "m", Mode: "stream",
 			Started: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), Ended: time.Date(2026, 12, 1, 3, 5, 0, 0, time.UTC),
-			Load: report.Load{Requests: s.Items(n), Rate: s.Rate(8), Shard: s.String()},
+			Load: report.Load{Requests: n, Rate: 8, Shard: s.String()}, // the probe's -n and --rate
 		},
 		Paths: map[string]*report.Path{report.PathStream: {
 			Calls: calls, Outcomes: map[string]int64{"ok": ok, "timeout.ttft": calls - ok}, Metrics: map[string]*report.Metric{},
@@ -96,7 +96,7 @@ func TestMergeCommandEqualsUnsplit(t *testing.T) {
 		}
 	}
 	if merged.Run.Load.Rate != 8 {
-		t.Errorf("merged rate %v, want the shards' 4 x 2", merged.Run.Load.Rate)
+		t.Errorf("merged rate %v, want the probe's 8", merged.Run.Load.Rate)
 	}
 }
 

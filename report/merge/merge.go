@@ -189,10 +189,11 @@ func MissingShards(r *report.Results) []string {
 
 // mergeRun combines the run metadata: the probe's set-up from the first
 // input (all agree), the earliest start, the latest end, interrupted if
-// any was. Shards run side by side, so their loads add up: requests,
-// concurrency, rate and warmup are summed and the duration is the
-// longest. Unsharded runs ran one after another; their load is the
-// first's, with requests summed.
+// any was. A shard's load is the probe's command line as every shard was
+// given it (-n and --rate of the whole probe, which the engine splits;
+// -c per shard), so the merged load is the first shard's, with the longest
+// duration and no shard label. Unsharded runs ran one after another: their
+// load is the first's, with requests summed.
 func mergeRun(in []*report.Results, shards []shard.Shard) report.Run {
 	run := in[0].Run
 	run.Shards = nil
@@ -209,15 +210,9 @@ func mergeRun(in []*report.Results, shards []shard.Shard) report.Run {
 			run.Ended = r.Run.Ended
 		}
 		run.Interrupted = run.Interrupted || r.Run.Interrupted
-		if i == 0 {
-			continue
-		}
-		run.Load.Requests += r.Run.Load.Requests
-		if len(shards) > 0 {
-			run.Load.Concurrency += r.Run.Load.Concurrency
-			run.Load.Rate += r.Run.Load.Rate
-			run.Load.Warmup += r.Run.Load.Warmup
-			run.Load.Duration = max(run.Load.Duration, r.Run.Load.Duration)
+		run.Load.Duration = max(run.Load.Duration, r.Run.Load.Duration)
+		if i > 0 && len(shards) == 0 {
+			run.Load.Requests += r.Run.Load.Requests
 		}
 	}
 	return run

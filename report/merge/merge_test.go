@@ -76,7 +76,8 @@ func buildFrom(t *testing.T, calls []call, s shard.Shard) *report.Results {
 		Run: report.Run{
 			Started: time.Date(2026, 12, 1, 3, 0, s.Index, 0, time.UTC), Ended: time.Date(2026, 12, 1, 3, 10, 10-s.Index, 0, time.UTC),
 			Target: "http://127.0.0.1:9", API: "anthropic", Model: "claude-test", Mode: "both",
-			Load:   report.Load{Requests: s.Items(len(calls)), Concurrency: 4, Rate: s.Rate(20), Seed: 1, Shard: s.String()},
+			// As the probe writes it: the probe's -n and --rate, -c per shard.
+			Load:   report.Load{Requests: len(calls), Concurrency: 4, Rate: 20, Seed: 1, Shard: s.String()},
 			Clocks: report.Clocks{Gap: report.Duration(10 * time.Second), Total: report.Duration(5 * time.Minute)},
 		},
 		Paths: map[string]*report.Path{},
@@ -176,8 +177,8 @@ func TestMergeOfShardsEqualsUnsplit(t *testing.T) {
 				}
 			}
 		}
-		if n > 1 && (got.Run.Load.Rate != 20 || got.Run.Load.Requests != 3001 || got.Run.Load.Concurrency != 4*n) {
-			t.Errorf("N=%d: merged load %+v, want rate 20, 3001 requests, concurrency %d", n, got.Run.Load, 4*n)
+		if got.Run.Load.Rate != 20 || got.Run.Load.Requests != 3001 || got.Run.Load.Concurrency != 4 {
+			t.Errorf("N=%d: merged load %+v, want the probe's: rate 20, 3001 requests, concurrency 4 per shard", n, got.Run.Load)
 		}
 		wantShards := []string{}
 		for i := 1; i <= n; i++ {
