@@ -39,6 +39,12 @@ type Options struct {
 	// Now is the clock read after every Read that returned bytes; the
 	// readings become Item.At and LastRead. nil means time.Now.
 	Now func() time.Time
+	// OnRead, when set, is called after every Read that returned bytes,
+	// with their count and the clock reading, on the goroutine that called
+	// Next. Next returns only whole items, and one item may take many
+	// reads: this is where the byte-level idle clock is re-armed and byte
+	// gaps are measured.
+	OnRead func(n int, at time.Time)
 }
 
 // Reader reads events and comments from a server-sent event stream by the
@@ -48,6 +54,7 @@ type Options struct {
 type Reader struct {
 	src      io.Reader
 	now      func() time.Time
+	onRead   func(int, time.Time)
 	maxEvent int
 
 	// buf[start:end] holds bytes read but not yet consumed.
@@ -90,6 +97,7 @@ func NewReader(r io.Reader, opts Options) *Reader {
 	rd := &Reader{
 		src:         r,
 		now:         opts.Now,
+		onRead:      opts.OnRead,
 		maxEvent:    opts.MaxEventSize,
 		buf:         make([]byte, readBufferSize),
 		defaultType: []byte("message"),
@@ -109,6 +117,7 @@ func (r *Reader) Reset(src io.Reader) {
 	*r = Reader{
 		src:         src,
 		now:         r.now,
+		onRead:      r.onRead,
 		maxEvent:    r.maxEvent,
 		buf:         r.buf,
 		data:        r.data[:0],
@@ -377,6 +386,9 @@ func (r *Reader) fill() {
 			r.lastRead = r.now()
 			r.end += n
 			r.bytesRead += int64(n)
+			if r.onRead != nil {
+				r.onRead(n, r.lastRead)
+			}
 		}
 		if err != nil {
 			r.srcErr = err

@@ -365,6 +365,30 @@ func TestReaderAt(t *testing.T) {
 	}
 }
 
+// OnRead sees every Read that returned bytes, also those in the middle of an
+// event, which Next does not return from.
+func TestReaderOnRead(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	type read struct {
+		n  int
+		at time.Time
+	}
+	var reads []read
+	in := "data: one event over four reads\n\n"
+	src := &splitReader{data: []byte(in), cuts: []int{5, 10, 20}}
+	r := NewReader(src, Options{Now: clock.now, OnRead: func(n int, at time.Time) {
+		reads = append(reads, read{n, at})
+	}})
+	if _, err := r.Next(); err != nil {
+		t.Fatalf("Next = %v, want the event", err)
+	}
+	want := []read{{5, clock.t.Add(time.Second)}, {5, clock.t.Add(2 * time.Second)},
+		{10, clock.t.Add(3 * time.Second)}, {len(in) - 20, clock.t.Add(4 * time.Second)}}
+	if !reflect.DeepEqual(reads, want) {
+		t.Errorf("OnRead saw %v, want %v", reads, want)
+	}
+}
+
 // The Item a call returns is reused: the doc says so, and callers that copy
 // get the right values for every event.
 func TestReaderItemReuse(t *testing.T) {
