@@ -259,19 +259,12 @@ func (s *scanner) number() bool {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return s.fail()
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digits(b, i+1); b[i-1] == '.' {
 			return s.fail()
 		}
 	}
@@ -281,15 +274,20 @@ func (s *scanner) number() bool {
 			i++
 		}
 		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digits(b, i); i == d {
 			return s.fail()
 		}
 	}
 	s.i = i
 	return true
+}
+
+// digits returns the index of the first byte at or after i that is not a digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func (s *scanner) literal(word string) bool {
