@@ -165,19 +165,32 @@ func (b *builder) belowPercentile() {
 // rate is 3/N; below 3/TargetKillRate calls the data cannot support the
 // target, whatever the deadline.
 func (b *builder) tooFewCalls() {
-	var weak []string
+	type evidence struct {
+		killed, of int64
+		upper      float64
+	}
+	var order []evidence
+	settings := map[evidence][]string{}
 	for _, r := range b.rec.Rationale {
 		if r.Of == 0 || r.FalseKillUpper95 <= b.p.TargetKillRate {
 			continue
 		}
-		weak = append(weak, fmt.Sprintf("%s %d/%d killed (up to %s)", r.Setting, r.WouldHaveKilled, r.Of, pct(r.FalseKillUpper95)))
+		e := evidence{r.WouldHaveKilled, r.Of, r.FalseKillUpper95}
+		if settings[e] == nil {
+			order = append(order, e)
+		}
+		settings[e] = append(settings[e], r.Setting)
 	}
-	if len(weak) == 0 {
+	if len(order) == 0 {
 		return
 	}
+	var weak []string
+	for _, e := range order {
+		weak = append(weak, fmt.Sprintf("%s: %d/%d killed, up to %s", strings.Join(settings[e], ", "), e.killed, e.of, pct(e.upper)))
+	}
 	need := int64(3/b.p.TargetKillRate + 0.5)
-	b.warnf("too few calls to support a %s false-kill rate (95%% upper bounds: %s); with none killed that takes at least %d calls per setting — run more calls before trusting these numbers",
-		pct(b.p.TargetKillRate), strings.Join(weak, ", "), need)
+	b.warnf("too few calls to support a %s false-kill rate at 95%% (%s); with none killed that takes at least %d calls — run more before trusting these numbers",
+		pct(b.p.TargetKillRate), strings.Join(weak, "; "), need)
 }
 
 func pct(f float64) string {

@@ -47,13 +47,15 @@ import (
 
 // Setting names, as the route config writes the keys.
 const (
-	SettingConnect     = "timeouts.connect"
-	SettingFirstToken  = "timeouts.first_token"
-	SettingIdle        = "timeouts.idle"
-	SettingTotal       = "timeouts.total"
-	SettingTTFT        = "stream.ttft"
-	SettingGap         = "stream.gap"
-	SettingHead        = "non_streaming.head"
+	SettingConnect    = "timeouts.connect"
+	SettingFirstToken = "timeouts.first_token"
+	SettingIdle       = "timeouts.idle"
+	SettingTotal      = "timeouts.total"
+	SettingTTFT       = "stream.ttft"
+	SettingGap        = "stream.gap"
+	// SettingHead is the results file's batch.head, which the route
+	// config writes as non_streaming.head.
+	SettingHead        = "batch.head"
 	SettingItemCeiling = "batch.item_ceiling"
 	SettingAttempts    = "batch.attempts"
 	SettingRetryBudget = "batch.retry_budget"
@@ -166,7 +168,8 @@ type builder struct {
 // derivation is one setting's number and how it came about.
 type derivation struct {
 	value time.Duration
-	// steps reads like "2 x p99 of ttft 2.1 s = 4.2 s".
+	// steps read like "2 x p99 ttft (2.1s)", "at least ...": short, for a
+	// table column; the value itself is rounded up (histo.RoundUpHuman).
 	steps []string
 }
 
@@ -176,35 +179,31 @@ func rule(r Rule, h *histo.Histogram, metric string) derivation {
 	if h != nil {
 		q := h.QuantileDuration(r.Percentile)
 		d.value = time.Duration(math.Ceil(r.Multiple * float64(q)))
-		d.steps = append(d.steps, fmt.Sprintf("%s x %s of %s %s = %s", num(r.Multiple), pctName(r.Percentile), metric, human(q), human(d.value)))
+		d.steps = append(d.steps, fmt.Sprintf("%s x %s %s (%s)", num(r.Multiple), pctName(r.Percentile), metric, human(q)))
 	}
 	if r.Floor > 0 && d.value < r.Floor {
 		if h != nil {
-			d.steps = append(d.steps, fmt.Sprintf("raised to the floor %s", human(r.Floor)))
+			d.steps = append(d.steps, "floor "+human(r.Floor))
 		} else {
-			d.steps = append(d.steps, fmt.Sprintf("the floor %s (no %s measured)", human(r.Floor), metric))
+			d.steps = append(d.steps, fmt.Sprintf("floor %s (no %s measured)", human(r.Floor), metric))
 		}
 		d.value = r.Floor
 	}
 	return d
 }
 
-// atLeast raises d to v when v is larger, saying why.
-func (d *derivation) atLeast(v time.Duration, why string) {
+// atLeast raises d to v when v is larger, saying what v is.
+func (d *derivation) atLeast(v time.Duration, what string) {
 	if v > d.value {
 		d.value = v
-		d.steps = append(d.steps, fmt.Sprintf("raised to %s: %s", human(v), why))
+		d.steps = append(d.steps, "at least "+what)
 	}
 }
 
 // round rounds d up to a number a person writes.
 func (d *derivation) round() time.Duration {
-	r := histo.RoundUpHuman(d.value)
-	if r != d.value {
-		d.steps = append(d.steps, "rounded up to "+routes.FormatDuration(r))
-	}
-	d.value = r
-	return r
+	d.value = histo.RoundUpHuman(d.value)
+	return d.value
 }
 
 func (d *derivation) basis() string { return strings.Join(d.steps, "; ") }
@@ -242,8 +241,8 @@ func (b *builder) derive() {
 	var head derivation
 	if m.batch {
 		completion := m.h(batch, report.MetricTotal)
-		head = rule(p.NonStreamingHead, completion, "batch total (the largest completion)")
-		head.atLeast(ftStream.value, "never below the streaming bound first_token (ADR-0036 D3)")
+		head = rule(p.NonStreamingHead, completion, "batch total")
+		head.atLeast(ftStream.value, fmt.Sprintf("first_token %s (ADR-0036 D3)", human(ftStream.value)))
 		rec.Batch.Head = report.Duration(head.round())
 		b.explain(SettingHead, head, m.h(batch, report.MetricHead), true)
 	} else {
@@ -259,11 +258,11 @@ func (b *builder) derive() {
 		if !m.stream {
 			ft = derivation{}
 		}
-		ft.atLeast(time.Duration(rec.Batch.Head), "non-streaming calls send their first body byte only with the whole answer, so first_token must wait for non_streaming.head (ADR 0016)")
+		ft.atLeast(time.Duration(rec.Batch.Head), fmt.Sprintf("non_streaming.head %s (mixed route, ADR 0016)", human(time.Duration(rec.Batch.Head))))
 		judged = m.both(report.MetricFirstByte)
 	}
 	if ft.value == 0 {
-		ft = derivation{value: time.Second, steps: []string{"no first body byte measured; 1 s"}}
+		ft = derivation{value: time.Second, steps: []string{"1s: no first body byte measured"}}
 	}
 	rec.Timeouts.FirstToken = report.Duration(ft.round())
 	b.explain(SettingConnect, connect, connectH, true)
@@ -290,7 +289,7 @@ func (b *builder) gap() {
 		b.warnf("stream.gap not recommended: no stream call had two content deltas")
 		return
 	}
-	g := rule(b.p.Gap, maxGap, "max_gap (each call's largest gap)")
+	g := rule(b.p.Gap, maxGap, "max_gap")
 	var split string
 	if gaps := m.h(report.PathStream, report.MetricGap); gaps != nil {
 		if s, ok := histo.SplitLog(gaps); ok {
@@ -298,10 +297,10 @@ func (b *builder) gap() {
 			// gaps: a deadline near token spacing classifies every pause as
 			// death. Say what it would have cost, per call.
 			tokenP99 := time.Duration(s.Lower.P99) * time.Microsecond
-			split = fmt.Sprintf("gaps are two populations split at %s: token spacing (%d gaps, p50 %s, p99 %s) and structural pauses (%d gaps, %s to %s); a deadline at 2 x the token p99 (%s) would have killed %d of %d calls",
-				human(time.Duration(s.At)*time.Microsecond), s.Lower.Count, human(time.Duration(s.Lower.P50)*time.Microsecond), human(tokenP99),
-				s.Upper.Count, human(time.Duration(s.Upper.Min)*time.Microsecond), human(time.Duration(s.Upper.Max)*time.Microsecond),
-				human(2*tokenP99), maxGap.CountAbove(int64(2*tokenP99/time.Microsecond)), maxGap.Count())
+			split = fmt.Sprintf("pauses %s–%s above a %s split; 2 x token p99 (%s) kills %d/%d",
+				human(time.Duration(s.Upper.Min)*time.Microsecond), human(time.Duration(s.Upper.Max)*time.Microsecond),
+				human(time.Duration(s.At)*time.Microsecond), human(2*tokenP99),
+				maxGap.CountAbove(int64(2*tokenP99/time.Microsecond)), maxGap.Count())
 		} else {
 			b.warnf("stream.gap: the gaps are one population (no structural pauses: no thinking, tool use or provider batching in this run); %s is above token spacing only — if the route serves extended thinking or tools, measure prompts that use them",
 				routes.FormatDuration(histo.RoundUpHuman(g.value)))
@@ -322,33 +321,33 @@ func (b *builder) batchSettings(connect time.Duration) {
 	head := time.Duration(rec.Batch.Head)
 
 	ceil := derivation{value: time.Duration(math.Ceil(p.Batch.ItemCeilingMultiple * float64(head)))}
-	ceil.steps = []string{fmt.Sprintf("%s x non_streaming.head %s = %s", num(p.Batch.ItemCeilingMultiple), human(head), human(ceil.value))}
+	ceil.steps = []string{fmt.Sprintf("%s x non_streaming.head (%s)", num(p.Batch.ItemCeilingMultiple), human(head))}
 	inside := connect + head
-	ceil.atLeast(inside+routes.Clearance(inside), "clears connect + non_streaming.head by a whole margin")
+	ceil.atLeast(inside+routes.Clearance(inside), fmt.Sprintf("connect + head (%s) + %s margin", human(inside), human(routes.Clearance(inside))))
 	rec.Batch.ItemCeiling = report.Duration(ceil.round())
 	b.explain(SettingItemCeiling, ceil, m.h(batch, report.MetricTotal), true)
 
 	rec.Batch.Attempts = p.Batch.Attempts
 	att := m.h(batch, report.MetricAttempts)
 	r := report.Rationale{Setting: SettingAttempts, Value: fmt.Sprint(p.Batch.Attempts),
-		Basis: fmt.Sprintf("policy: %d attempts (002's five)", p.Batch.Attempts)}
+		Basis: fmt.Sprintf("policy %d (002)", p.Batch.Attempts)}
 	if att != nil {
-		r.Basis += fmt.Sprintf("; items took at most %d (p99 %d)", att.Max(), att.Quantile(99))
+		r.Basis += fmt.Sprintf("; items took at most %d", att.Max())
 		r.Of = att.Count()
 		r.WouldHaveKilled = att.CountAbove(int64(p.Batch.Attempts))
 	}
 	if items := m.r.Paths[batch].Items; items != nil && items.Failed > 0 {
-		r.Basis += fmt.Sprintf("; %d of %d items failed in the run", items.Failed, items.Total)
+		r.Basis += fmt.Sprintf("; %d of %d items failed", items.Failed, items.Total)
 	}
 	r.FalseKillUpper95 = histo.UpperBound95(r.WouldHaveKilled, r.Of)
 	rec.Rationale = append(rec.Rationale, r)
 
 	item := m.h(batch, report.MetricItem)
-	rb := derivation{value: p.Batch.RetryBudget, steps: []string{"policy: at least " + human(p.Batch.RetryBudget) + " (002)"}}
+	rb := derivation{value: p.Batch.RetryBudget, steps: []string{"policy " + human(p.Batch.RetryBudget) + " (002)"}}
 	if item != nil && p.Batch.RetryBudgetMultiple > 0 {
 		longest := item.QuantileDuration(100)
 		rb.atLeast(time.Duration(math.Ceil(p.Batch.RetryBudgetMultiple*float64(longest))),
-			fmt.Sprintf("%s x the longest item %s (first attempt to final outcome)", num(p.Batch.RetryBudgetMultiple), human(longest)))
+			fmt.Sprintf("%s x max item (%s)", num(p.Batch.RetryBudgetMultiple), human(longest)))
 	}
 	rec.Batch.RetryBudget = report.Duration(rb.round())
 	b.explain(SettingRetryBudget, rb, item, false)
@@ -396,9 +395,9 @@ func (b *builder) total() {
 		{"stream.ttft", time.Duration(rec.Stream.TTFT)},
 		{"connect + non_streaming.head", connect + time.Duration(rec.Batch.Head)},
 	} {
-		t.atLeast(in.bound+routes.Clearance(in.bound), fmt.Sprintf("clears %s (%s) by a whole margin", in.what, human(in.bound)))
+		t.atLeast(in.bound+routes.Clearance(in.bound), fmt.Sprintf("%s (%s) + %s margin", in.what, human(in.bound), human(routes.Clearance(in.bound))))
 	}
-	t.atLeast(time.Duration(rec.Batch.ItemCeiling), "not below batch.item_ceiling, which it would otherwise cut")
+	t.atLeast(time.Duration(rec.Batch.ItemCeiling), "batch.item_ceiling "+human(time.Duration(rec.Batch.ItemCeiling)))
 	rec.Timeouts.Total = report.Duration(t.round())
 	b.explain(SettingTotal, t, h, true)
 }
@@ -447,15 +446,17 @@ func (b *builder) rationale(setting string) *report.Rationale {
 	return nil
 }
 
-// human writes a measured duration briefly: "2.1s", "180ms", "25.833s".
+// human writes a measured duration to three significant digits, as a
+// person reads it: "2.1s", "406ms", "25.8s", "1m17.5s".
 func human(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return routes.FormatDuration(d.Round(time.Millisecond))
-	case d >= time.Millisecond:
-		return routes.FormatDuration(d.Round(100 * time.Microsecond))
+	if d <= 0 {
+		return routes.FormatDuration(d)
 	}
-	return d.String()
+	unit := time.Duration(1)
+	for v := d; v >= 1000; v /= 10 {
+		unit *= 10
+	}
+	return routes.FormatDuration(d.Round(unit))
 }
 
 // num writes a multiple without trailing zeros: 2, 3.5.

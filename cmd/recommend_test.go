@@ -1,0 +1,132 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/report"
+	"github.com/tollgate-dev/tollgate/report/routes"
+)
+
+// runRecommendCmd runs `tollgate recommend args...`.
+func runRecommendCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	code := run(context.Background(), NewCmdRoot(streams), append([]string{"recommend"}, args...), &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRecommendFlagParsing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want RecommendOptions
+	}{
+		{[]string{"r.json"}, RecommendOptions{Results: "r.json", Route: "default", Format: "table"}},
+		{[]string{"r.json", "--policy", "p.yaml", "-o", "routes.yaml", "--route", "chat", "--format", "yaml"},
+			RecommendOptions{Results: "r.json", Policy: "p.yaml", Out: "routes.yaml", Route: "chat", Format: "yaml"}},
+		{[]string{"--format=json", "--out", "x.yaml", "r.json"}, RecommendOptions{Results: "r.json", Out: "x.yaml", Route: "default", Format: "json"}},
+	} {
+		var got *RecommendOptions
+		c := newCmdRecommendWith(IOStreams{}, func(o *RecommendOptions) error { got = o; return nil })
+		c.SetArgs(tc.args)
+		if err := c.Execute(); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		got.IO = IOStreams{}
+		if *got != tc.want {
+			t.Errorf("%v: got %+v, want %+v", tc.args, *got, tc.want)
+		}
+	}
+}
+
+func TestRecommendCommand(t *testing.T) {
+	if _, err := os.Stat(reportSample); err != nil {
+		t.Skipf("sample results file missing: %v", err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "routes.yaml")
+
+	// Table, and -o writes a config that check-config passes.
+	code, stdout, stderr := runRecommendCmd(t, reportSample, "-o", out, "--route", "chat")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Recommended timeouts", "stream.ttft", "killed/of", "ping masking"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "wrote route \"chat\" to "+out) {
+		t.Errorf("stderr: %s", stderr)
+	}
+	if code, ccOut, ccErr := runCheckConfigCmd(t, out); code != ExitOK || !strings.Contains(ccOut, "chat: connect 2s") {
+		t.Errorf("check-config of the written config: exit %d\n%s%s", code, ccOut, ccErr)
+	}
+
+	// --format yaml prints what -o wrote.
+	_, yamlOut, _ := runRecommendCmd(t, reportSample, "--format", "yaml", "--route", "chat")
+	if written, _ := os.ReadFile(out); yamlOut != string(written) {
+		t.Errorf("--format yaml:\n%s\ndiffers from -o:\n%s", yamlOut, written)
+	}
+	if _, err := routes.Parse([]byte(yamlOut), "stdout"); err != nil {
+		t.Error(err)
+	}
+
+	// --format json is the recommendation object.
+	_, jsonOut, _ := runRecommendCmd(t, reportSample, "--format", "json")
+	var rec report.Recommendation
+	if err := json.Unmarshal([]byte(jsonOut), &rec); err != nil || rec.Stream.TTFT == 0 || len(rec.Rationale) == 0 {
+		t.Errorf("json: %v\n%s", err, jsonOut)
+	}
+
+	// A policy changes the numbers: ttft at 10 x p99.
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("ttft:\n  multiple: 10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, jsonOut, _ = runRecommendCmd(t, reportSample, "--format", "json", "--policy", policy)
+	var rec10 report.Recommendation
+	if err := json.Unmarshal([]byte(jsonOut), &rec10); err != nil || rec10.Stream.TTFT <= rec.Stream.TTFT {
+		t.Errorf("policy multiple 10: ttft %s, default %s (%v)", rec10.Stream.TTFT, rec.Stream.TTFT, err)
+	}
+}
+
+func TestRecommendExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	broken := write("broken.json", "{not json")
+	empty := write("empty.json", `{"schema":"tollgate.results/v1","paths":{"stream":{"calls":3,"outcomes":{"transport":3},"metrics":{}}}}`)
+	badPolicy := write("policy.yaml", "ttft:\n  multipel: 3\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"unreadable results", []string{filepath.Join(dir, "none.json")}, ExitUsage, "none.json"},
+		{"not a results file", []string{broken}, ExitUsage, "broken.json"},
+		{"bad format", []string{broken, "--format", "xml"}, ExitUsage, `--format "xml"`},
+		{"no call reached the target", []string{empty}, ExitNoMeasure, "empty.json"},
+		{"bad policy", []string{reportSample, "--policy", badPolicy}, ExitUsage, "policy.yaml"},
+		{"unwritable -o", []string{reportSample, "-o", filepath.Join(dir, "no", "such", "dir.yaml")}, ExitUsage, "write route config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runRecommendCmd(t, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.err) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %q", code, stderr, tc.code, tc.err)
+			}
+		})
+	}
+}
