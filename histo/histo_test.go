@@ -247,16 +247,18 @@ func TestBars(t *testing.T) {
 }
 
 func TestHighestEquivalentMatchesTheLibrary(t *testing.T) {
+	lib := hdr.New(LowestValue, MaxValue, SignificantDigits)
 	h := New()
 	for v := int64(0); v <= MaxValue; v = v*21/20 + 1 {
 		for _, x := range []int64{v, v + 1, v - 1} {
 			if x < 0 || x > MaxValue {
 				continue
 			}
-			h.Reset()
-			h.RecordValue(x)
-			if got, want := h.HighestEquivalent(x), h.Max(); got != want {
-				t.Fatalf("HighestEquivalent(%d) = %d, library's bucket top %d", x, got, want)
+			top := h.HighestEquivalent(x)
+			// top is the last value of x's bucket: equivalent to x, and the
+			// next value starts another bucket.
+			if !lib.ValuesAreEquivalent(x, top) || lib.ValuesAreEquivalent(top, top+1) {
+				t.Fatalf("HighestEquivalent(%d) = %d is not the top of its library bucket", x, top)
 			}
 		}
 	}
