@@ -62,9 +62,9 @@ func (anthropic) NewRequest(ctx context.Context, r Request) (*http.Request, erro
 
 // Classify reads one Messages stream event. Content is a
 // content_block_delta whose text_delta, thinking_delta or input_json_delta
-// carries a non-empty string, and a compaction_delta with non-empty
-// content: compaction is the model writing a summary, so it is generation
-// progress as much as text is. citations_delta and signature_delta are not
+// carries a non-empty string, and a compaction_delta with a non-empty
+// content or encrypted_content: compaction is the model writing a summary
+// of the conversation, so it is generation progress as much as text is. citations_delta and signature_delta are not
 // content: they annotate or seal what was generated. message_stop is
 // Terminal; an error event (by event name or data type) is Error. Usage
 // comes from message_start's message.usage and message_delta's usage,
@@ -77,9 +77,8 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 	}
 	isErrorEvent := string(it.Type) == "error"
 	var (
-		typ, deltaType []byte
-		deltaText      bool
-		errType, msg   []byte
+		typ, errType, msg []byte
+		deltaText         bool
 	)
 	s := scanner{b: it.Data}
 	s.open('{')
@@ -88,7 +87,7 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 		case "type":
 			typ = s.str()
 		case "delta":
-			deltaType, deltaText = anthropicDelta(&s)
+			deltaText = anthropicDelta(&s)
 		case "usage":
 			s.usage(&v, "input_tokens", "output_tokens")
 		case "message":
@@ -117,10 +116,7 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 	switch string(typ) {
 	case "content_block_delta":
 		if deltaText {
-			switch string(deltaType) {
-			case "text_delta", "thinking_delta", "input_json_delta", "compaction_delta":
-				v.Kind = Content
-			}
+			v.Kind = Content
 		}
 	case "message_stop":
 		v.Kind = Terminal
@@ -135,15 +131,17 @@ func (anthropic) Classify(it *sse.Item) Verdict {
 	return v
 }
 
-// anthropicDelta reads a delta object and returns its type and whether the
-// field that type carries (text, thinking, partial_json, content) is a
-// non-empty string. Keys may come in any order, so every candidate field
-// is noted and matched to the type afterwards.
-func anthropicDelta(s *scanner) (typ []byte, nonEmpty bool) {
+// anthropicDelta reads a delta object and reports whether it is one of
+// the content kinds with its field non-empty: text_delta's text,
+// thinking_delta's thinking, input_json_delta's partial_json,
+// compaction_delta's content or encrypted_content. Keys may come in any
+// order, so every candidate field is noted and matched to the type after.
+func anthropicDelta(s *scanner) bool {
 	if !s.into('{') {
-		return nil, false
+		return false
 	}
-	var text, thinking, partial, content bool
+	var typ []byte
+	var text, thinking, partial, compaction bool
 	for n := 0; s.member(n); n++ {
 		switch string(s.key) {
 		case "type":
@@ -154,23 +152,23 @@ func anthropicDelta(s *scanner) (typ []byte, nonEmpty bool) {
 			thinking = s.text()
 		case "partial_json":
 			partial = s.text()
-		case "content":
-			content = s.text()
+		case "content", "encrypted_content":
+			compaction = s.text() || compaction
 		default:
 			s.skip()
 		}
 	}
 	switch string(typ) {
 	case "text_delta":
-		return typ, text
+		return text
 	case "thinking_delta":
-		return typ, thinking
+		return thinking
 	case "input_json_delta":
-		return typ, partial
+		return partial
 	case "compaction_delta":
-		return typ, content
+		return compaction
 	}
-	return typ, false
+	return false
 }
 
 // ParseBody parses a Messages response: content[] blocks and usage.

@@ -123,6 +123,12 @@ func TestClassifyEdges(t *testing.T) {
 		// A citations_delta annotates text already sent.
 		{"anthropic citation", "anthropic", "content_block_delta",
 			`{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"x"}}}`, NonContent, -1, -1},
+		// A compaction whose summary is only encrypted is still progress.
+		{"anthropic encrypted compaction", "anthropic", "content_block_delta",
+			`{"type":"content_block_delta","index":0,"delta":{"type":"compaction_delta","content":null,"encrypted_content":"EpwB"}}`, Content, -1, -1},
+		// The same field names under another delta type are not content.
+		{"anthropic text under signature_delta", "anthropic", "content_block_delta",
+			`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","text":"x","signature":"EqQB"}}`, NonContent, -1, -1},
 		// An unknown event type is NonContent but must still be JSON.
 		{"anthropic unknown type", "anthropic", "future_event", `{"type":"future_event","text":"x"}`, NonContent, -1, -1},
 		// The SDK skips events with empty data.
