@@ -92,9 +92,9 @@ func (s *splitReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Each case is one WHATWG rule; the stream is read three ways (whole, one
-// byte per Read, and split at every single offset) and must give the same
-// items every time.
+// Each case is one WHATWG rule; the stream is read four ways (whole, one
+// byte per Read, with io.EOF on the last bytes' Read, and split at every
+// single offset) and must give the same items every time.
 func TestReaderRules(t *testing.T) {
 	const bom = "\xEF\xBB\xBF"
 	tests := []struct {
@@ -198,6 +198,7 @@ func TestReaderRules(t *testing.T) {
 			readers := map[string]func() io.Reader{
 				"whole":    func() io.Reader { return strings.NewReader(tt.in) },
 				"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(tt.in)) },
+				"data+EOF": func() io.Reader { return iotest.DataErrReader(strings.NewReader(tt.in)) },
 			}
 			for cut := 1; cut < len(tt.in); cut++ {
 				readers[fmt.Sprintf("cut at %d", cut)] = func() io.Reader {
