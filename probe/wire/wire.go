@@ -109,7 +109,10 @@ type Protocol interface {
 	// NewRequest builds the HTTP request for one call.
 	NewRequest(ctx context.Context, r Request) (*http.Request, error)
 	// Classify reads one stream event. It must not allocate in the common
-	// case: it runs once per event on the engine's hot path.
+	// case: it runs once per event on the engine's hot path. Comments and
+	// events with empty data are NonContent; data that is not one valid
+	// JSON object (the chat stream's [DONE] aside) is Invalid. Item's byte
+	// slices are not kept past the call.
 	Classify(item *sse.Item) Verdict
 	// ParseBody parses a complete non-streaming 2xx body.
 	ParseBody(body []byte) (Body, error)
