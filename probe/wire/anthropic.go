@@ -66,7 +66,8 @@ func (anthropic) NewRequest(ctx context.Context, r Request) (*http.Request, erro
 // content or encrypted_content: compaction is the model writing a summary
 // of the conversation, so it is generation progress as much as text is. citations_delta and signature_delta are not
 // content: they annotate or seal what was generated. message_stop is
-// Terminal; an error event (by event name or data type) is Error. Usage
+// Terminal; an error event (by event name or data type) is Error, even
+// when its data is not JSON (the data becomes the message). Usage
 // comes from message_start's message.usage and message_delta's usage,
 // whose output_tokens is cumulative. Events with empty data are skipped by
 // the official SDK and are NonContent here.

@@ -196,3 +196,33 @@ func TestClassifyErrorText(t *testing.T) {
 		t.Errorf("non-JSON error event: got %+v", v)
 	}
 }
+
+// TestClassifyAllocs: the common case (content, lifecycle, usage and
+// terminal events) allocates nothing. Allocation counts are exact, so this
+// is a unit test; speed lives in BenchmarkClassify.
+func TestClassifyAllocs(t *testing.T) {
+	events := map[string][]string{
+		"anthropic": {
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":6}}`,
+			`{"type": "ping"}`, `{"type":"message_stop"}`,
+		},
+		"openai": {
+			`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}`,
+			`{"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}`, `[DONE]`,
+		},
+		"responses": {
+			`{"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}`,
+			`{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"output_tokens":2}}}`,
+		},
+	}
+	for api, datas := range events {
+		p, _ := Lookup(api)
+		for _, d := range datas {
+			it := &sse.Item{Kind: sse.KindEvent, Type: []byte("message"), Data: []byte(d)}
+			if n := testing.AllocsPerRun(100, func() { p.Classify(it) }); n != 0 {
+				t.Errorf("%s: Classify(%s) allocates %v times", api, d, n)
+			}
+		}
+	}
+}
