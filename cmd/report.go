@@ -3,12 +3,10 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/tollgate-dev/tollgate/report"
 	"github.com/tollgate-dev/tollgate/report/render"
@@ -68,14 +66,12 @@ func runReport(o *ReportOptions) error {
 	}
 	opt := render.Options{}
 	if o.Out == "" {
-		if fd, ok := reportTerminal(o.IO.Out); ok {
+		if isTerminal(o.IO.Out) {
 			if o.Format == render.FormatHTML {
 				return usageErrorf("--format html writes a whole HTML file: give -o FILE or redirect stdout")
 			}
 			opt.Color = os.Getenv("NO_COLOR") == ""
-			if w, _, err := term.GetSize(fd); err == nil && w > 0 {
-				opt.Width = w
-			}
+			opt.Width = terminalWidth(o.IO.Out)
 		}
 		return render.Write(o.IO.Out, r, o.Format, opt)
 	}
@@ -87,14 +83,4 @@ func runReport(o *ReportOptions) error {
 		return usageErr(fmt.Errorf("write report: %w", err))
 	}
 	return nil
-}
-
-// reportTerminal reports whether w is a terminal, and its descriptor.
-func reportTerminal(w io.Writer) (int, bool) {
-	f, ok := w.(*os.File)
-	if !ok {
-		return 0, false
-	}
-	fd := int(f.Fd())
-	return fd, term.IsTerminal(fd)
 }

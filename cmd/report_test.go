@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,16 +9,6 @@ import (
 
 // reportSample is a results file written by report/render's golden test.
 var reportSample = filepath.Join("..", "report", "render", "testdata", "sample.results.json")
-
-// runReportCmd runs `tollgate report args...` and returns the exit code,
-// stdout and stderr.
-func runReportCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := run(context.Background(), NewCmdRoot(streams), append([]string{"report"}, args...), &errOut)
-	return code, out.String(), errOut.String()
-}
 
 func TestReportFlagParsing(t *testing.T) {
 	for _, tc := range []struct {
@@ -81,7 +69,7 @@ func TestReportExitCodes(t *testing.T) {
 		{"unwritable output", []string{reportSample, "-o", filepath.Join(dir, "no", "such", "dir", "r.txt")}, 2, "write report", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := runReportCmd(t, tc.args...)
+			code, out, errOut := runTollgate(t, append([]string{"report"}, tc.args...)...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
 			}
@@ -100,7 +88,7 @@ func TestReportWritesFile(t *testing.T) {
 		t.Skipf("sample results file missing (run go test ./report/render -update): %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "report.md")
-	code, stdout, errOut := runReportCmd(t, reportSample, "--format", "markdown", "-o", out)
+	code, stdout, errOut := runTollgate(t, "report", reportSample, "--format", "markdown", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

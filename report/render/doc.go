@@ -85,7 +85,8 @@ func (d *doc) add(b ...block) { d.blocks = append(d.blocks, b...) }
 // gap populations and ping masking only show in a distribution's shape.
 var histogramMetrics = []string{report.MetricGap, report.MetricByteGap}
 
-// buildDoc lays out everything the table and markdown formats show. With
+// buildDoc lays out everything the table and markdown formats show, for a
+// terminal width columns wide (0: no limit, as in markdown and HTML). With
 // charts (the HTML report) it draws SVG charts where the terminal has text
 // histograms, and adds a table of the run's metadata.
 func buildDoc(r *report.Results, width int, charts bool) (*doc, error) {
@@ -269,7 +270,7 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int, ch
 		return d.gapCharts(name, p, r.Recommendation)
 	}
 	for _, m := range histogramMetrics {
-		if h, ok := textHistogram(name, m, p.Metrics[m], r.Recommendation, width); ok {
+		if h, ok := textHistogram(name, m, p.Metrics[m], r.Recommendation, cmp.Or(width, DefaultWidth)); ok {
 			d.add(h)
 		}
 	}

@@ -32,12 +32,12 @@ td.basis { max-width: 420px; }
 figure { margin: 12px 0 18px; }
 figcaption { color: #545c68; font-size: 13px; max-width: 900px; margin-top: 2px; }
 svg.chart { display: block; width: 100%; height: auto; max-width: 960px; }
-pre { background: #f3f4f6; padding: 8px 12px; overflow-x: auto; }
 footer { margin-top: 36px; color: #68707d; font-size: 13px; }
 `
 
 // writeHTML draws d as one self-contained HTML page: inline CSS, inline
-// SVG charts, no script and nothing fetched.
+// SVG charts, no script and nothing fetched. A doc built with charts has
+// no pre blocks: the charts take the text histograms' place.
 func writeHTML(buf *bytes.Buffer, d *doc, r *report.Results) error {
 	esc := html.EscapeString
 	fmt.Fprintf(buf, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
@@ -58,12 +58,6 @@ func writeHTML(buf *bytes.Buffer, d *doc, r *report.Results) error {
 			buf.WriteString("</ul>\n")
 		case table:
 			htmlTable(buf, b)
-		case pre:
-			fmt.Fprintf(buf, "<p>%s</p>\n<pre>", esc(b.title))
-			for _, l := range b.lines {
-				fmt.Fprintf(buf, "%s\n", esc(l))
-			}
-			buf.WriteString("</pre>\n")
 		case chart:
 			buf.WriteString("<figure>\n")
 			buf.Write(b.svg)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/report"
@@ -39,7 +40,9 @@ func (s setting) names(r report.Rationale) bool {
 }
 
 // recommendation adds the recommended settings with their evidence and the
-// warnings. A setting with no value and no evidence (a path not run) is left out.
+// warnings. A setting with no value and no evidence (a path not run) is left
+// out. width is the terminal's, 0 for formats that do not wrap (markdown,
+// HTML).
 func (d *doc) recommendation(rec *report.Recommendation, width int) {
 	d.add(heading{2, "Recommended timeouts"})
 	t := table{
@@ -67,14 +70,36 @@ func (d *doc) recommendation(rec *report.Recommendation, width int) {
 			t.rows = append(t.rows, rationaleRow(r.Setting, r.Value, r))
 		}
 	}
-	if len(t.rows) > 0 {
+	switch {
+	case len(t.rows) > 0 && width > 0 && t.spare() < 2*minWrapWidth:
+		// Too narrow for the basis to read inside the table: list it below.
+		d.add(basisBelow(t))
+	case len(t.rows) > 0:
 		d.add(t)
-	} else {
+	default:
 		d.add(para{plain, "No setting could be recommended from these measurements."})
 	}
 	if len(rec.Warnings) > 0 {
 		d.add(list{alarm, rec.Warnings})
 	}
+}
+
+// basisBelow moves a recommendation table's basis column into a list that
+// follows the table, for terminals too narrow to wrap it in a column.
+func basisBelow(t table) (table, list) {
+	narrow := table{wrap: -1, width: t.width}
+	var bases list
+	drop := func(cells []string) []string {
+		return append(slices.Clone(cells[:t.wrap]), cells[t.wrap+1:]...)
+	}
+	narrow.header, narrow.right = drop(t.header), append(slices.Clone(t.right[:t.wrap]), t.right[t.wrap+1:]...)
+	for _, r := range t.rows {
+		narrow.rows = append(narrow.rows, drop(r))
+		if r[t.wrap] != "" {
+			bases.items = append(bases.items, r[0]+": "+r[t.wrap])
+		}
+	}
+	return narrow, bases
 }
 
 func rationaleRow(name, value string, r report.Rationale) []string {

@@ -55,8 +55,13 @@ func Write(w io.Writer, r *report.Results, format string, opt Options) error {
 	var err error
 	switch format {
 	case FormatTable, FormatMarkdown:
+		// Markdown and HTML do not wrap to a terminal: width 0.
+		width := 0
+		if format == FormatTable {
+			width = opt.Width
+		}
 		var d *doc
-		if d, err = buildDoc(r, opt.Width, false); err != nil {
+		if d, err = buildDoc(r, width, false); err != nil {
 			break
 		}
 		if format == FormatTable {
@@ -68,7 +73,7 @@ func Write(w io.Writer, r *report.Results, format string, opt Options) error {
 		err = writeJSON(&buf, r)
 	case FormatHTML:
 		var d *doc
-		if d, err = buildDoc(r, DefaultWidth, true); err != nil {
+		if d, err = buildDoc(r, 0, true); err != nil {
 			break
 		}
 		err = writeHTML(&buf, d, r)
@@ -87,8 +92,12 @@ func WriteRecommendation(w io.Writer, rec *report.Recommendation, format string)
 	if rec == nil {
 		return fmt.Errorf("render recommendation: no recommendation")
 	}
+	width := 0
+	if format == FormatTable {
+		width = DefaultWidth
+	}
 	d := &doc{}
-	d.recommendation(rec, DefaultWidth)
+	d.recommendation(rec, width)
 	var buf bytes.Buffer
 	var err error
 	switch format {

@@ -2,10 +2,14 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -45,5 +49,114 @@ func TestGoldenTableAndMarkdown(t *testing.T) {
 			}
 			golden(t, tc.file, buf.Bytes())
 		})
+	}
+}
+
+func TestTableFitsTheWidth(t *testing.T) {
+	r := sampleResults(t)
+	for _, width := range []int{DefaultWidth, 80} {
+		var buf bytes.Buffer
+		if err := Write(&buf, r, FormatTable, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(buf.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > width {
+				t.Errorf("width %d: line %d has %d columns: %q", width, i+1, n, line)
+			}
+		}
+	}
+}
+
+func TestHeaderSaysWhatWasMeasured(t *testing.T) {
+	r := sampleResults(t)
+	r.Run.Simulated, r.Run.Target, r.Run.Interrupted = false, "https://gateway.example/v1", true
+	for _, format := range []string{FormatTable, FormatMarkdown} {
+		var buf bytes.Buffer
+		if err := Write(&buf, r, format, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "SIMULATED") {
+			t.Errorf("%s: a real target's report claims to be simulated", format)
+		}
+		if !strings.Contains(out, "https://gateway.example/v1") {
+			t.Errorf("%s: the report does not name its target", format)
+		}
+		if !strings.Contains(out, "INTERRUPTED") {
+			t.Errorf("%s: an interrupted run is not marked", format)
+		}
+	}
+}
+
+func TestColorOnlyWhenAsked(t *testing.T) {
+	r := sampleResults(t)
+	var plain, color bytes.Buffer
+	if err := Write(&plain, r, FormatTable, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&color, r, FormatTable, Options{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("escape codes without Options.Color")
+	}
+	if !strings.Contains(color.String(), "\x1b[1m") {
+		t.Error("no escape codes with Options.Color")
+	}
+}
+
+func TestWriteRecommendation(t *testing.T) {
+	rec := sampleResults(t).Recommendation
+	for _, format := range []string{FormatTable, FormatMarkdown} {
+		var buf bytes.Buffer
+		if err := WriteRecommendation(&buf, rec, format); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, want := range []string{"stream.gap", "10s", "0/400", "0.75%", "batch.head", "3.5x the largest", "timeouts.idle", "pings every 1s"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: recommendation lacks %q:\n%s", format, want, out)
+			}
+		}
+		if strings.Contains(out, "batch.job_deadline") {
+			t.Errorf("%s: a setting with no value and no evidence is shown", format)
+		}
+	}
+	if err := WriteRecommendation(io.Discard, rec, FormatJSON); err == nil {
+		t.Error("json is not a recommendation format here, yet no error")
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteErrorsAreReturned(t *testing.T) {
+	r := sampleResults(t)
+	for _, format := range Formats {
+		if err := Write(failingWriter{}, r, format, Options{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("%s: write error %v, want one wrapping disk full", format, err)
+		}
+	}
+	if err := WriteRecommendation(failingWriter{}, r.Recommendation, FormatTable); err == nil {
+		t.Error("recommendation: write error dropped")
+	}
+	if err := Write(io.Discard, r, "pdf", Options{}); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestMarkdownEscapesCells(t *testing.T) {
+	r := sampleResults(t)
+	r.Recommendation.Warnings = []string{"a | b *c*"}
+	r.Recommendation.Rationale[0].Basis = "p99 | p999"
+	var buf bytes.Buffer
+	if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, `p99 \| p999`) || !strings.Contains(out, `a | b \*c\*`) {
+		t.Errorf("cells or text not escaped:\n%s", out)
 	}
 }

@@ -96,7 +96,7 @@ func textTable(buf *bytes.Buffer, t table) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNormal),
 	}
 	if t.wrap >= 0 {
-		opts = append(opts, tablewriter.WithColumnWidths(tw.NewMapper[int, int]().Set(t.wrap, wrapWidth(t))))
+		opts = append(opts, tablewriter.WithColumnWidths(tw.NewMapper[int, int]().Set(t.wrap, max(t.spare(), minWrapWidth))))
 	}
 	tb := tablewriter.NewTable(buf, opts...)
 	tb.Header(t.header)
@@ -109,9 +109,13 @@ func textTable(buf *bytes.Buffer, t table) error {
 	return nil
 }
 
-// wrapWidth is the width left for the wrapping column once every other
-// column has its widest cell, borders and padding included.
-func wrapWidth(t table) int {
+// minWrapWidth is the narrowest a wrapping column gets, however narrow
+// the terminal.
+const minWrapWidth = 16
+
+// spare is the width left for the wrapping column once every other column
+// has its widest cell, borders and padding included; it may be negative.
+func (t table) spare() int {
 	used := 1 + 3*len(t.header) // "│" then " cell │" per column
 	for c := range t.header {
 		if c == t.wrap {
@@ -123,7 +127,7 @@ func wrapWidth(t table) int {
 		}
 		used += w
 	}
-	return max(t.width-used, 16)
+	return t.width - used
 }
 
 // wrapWords breaks s into lines of at most width runes at spaces.
