@@ -76,6 +76,9 @@ func (s *itemServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.inFlight[body.Stream]--
 		s.mu.Unlock()
 	}()
+	if body.Stream {
+		r.Header.Set(streamHeader, "1")
+	}
 	rw := &statusWriter{ResponseWriter: w}
 	s.answer(rw, r, item, n)
 	if rw.status == http.StatusOK && r.Context().Err() == nil {
@@ -548,3 +551,82 @@ func TestBatchDurationStopsStarts(t *testing.T) {
 		t.Errorf("cursor reason %q, want stopped", c.Reason)
 	}
 }
+
+// TestModeBoth runs the two paths side by side: the workers are split
+// (neither path ever has more calls in flight than its share, and each
+// uses its share), every batch item is processed once, and a stream path
+// given no bound of its own ends with the job.
+func TestModeBoth(t *testing.T) {
+	srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
+		time.Sleep(20 * time.Millisecond)
+		if r.Header.Get(streamHeader) == "" {
+			answerOK(w)
+			return
+		}
+		s := newSSE(w)
+		s.start()
+		s.text("a")
+		s.stop(1)
+	})
+	opts := batchOptions(t, srv.URL, itemPrompts(8), 4)
+	opts.Mode = ModeBoth
+	var streamCalls, batchFinals int
+	var lastStream, jobDone time.Time
+	sum, err := RunWithSummary(context.Background(), opts, func(r *Record) {
+		switch {
+		case r.Path == PathStream:
+			streamCalls++
+			lastStream = time.Now()
+			if !r.OK() {
+				t.Errorf("stream call %s: %s", r.Outcome, r.Error)
+			}
+		case r.Final:
+			batchFinals++
+			jobDone = time.Now()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, _ := srv.counts()
+	srv.mu.Lock()
+	maxStream, maxBatch := srv.maxInFlight[true], srv.maxInFlight[false]
+	srv.mu.Unlock()
+	if maxStream != 2 || maxBatch != 2 {
+		t.Errorf("most calls in flight: stream %d, batch %d; want 2 each (4 workers split)", maxStream, maxBatch)
+	}
+	if batchFinals != 8 || sum.Items != 8 || len(sum.Unprocessed) != 0 {
+		t.Errorf("batch items %d summary %+v, want 8 processed", batchFinals, sum)
+	}
+	for _, p := range opts.Prompts {
+		// Stream calls draw prompts too; the batch path sent each item once.
+		if seen[p.ID] < 1 {
+			t.Errorf("item %s never sent", p.ID)
+		}
+	}
+	if streamCalls == 0 {
+		t.Error("no stream calls ran beside the job")
+	}
+	// The stream path stops starting calls when the job is done; the
+	// calls in flight then (20ms each) finish.
+	if after := lastStream.Sub(jobDone); after > lateMargin {
+		t.Errorf("the last stream call ended %v after the job, want the stream path to end with it", after)
+	}
+
+	// With -n, each path takes n: n stream calls and the first n items.
+	opts.Requests = 3
+	var calls = map[string]int{}
+	if err := Run(context.Background(), opts, func(r *Record) {
+		if r.Path == PathStream || r.Final {
+			calls[r.Path]++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if calls[PathStream] != 3 || calls[PathBatch] != 3 {
+		t.Errorf("with -n 3: %v, want 3 stream calls and 3 items", calls)
+	}
+}
+
+// streamHeader marks, for a test handler, a request that asked to stream.
+const streamHeader = "X-Test-Stream"
