@@ -44,11 +44,18 @@ const (
 	// population may hold, as a fraction of all values and as a count.
 	MinPopulationWeight = 0.001
 	MinPopulationCount  = 5
+	// SplitFloor is the smallest value (µs) SplitLog looks at. Content
+	// deltas that arrive in one read, or in reads back to back, are 0 to a
+	// few µs apart: they say how the stream was batched on the wire, not
+	// how far apart the tokens were made, and left in they form a spurious
+	// "population" at zero beneath the real token spacing.
+	SplitFloor = 100
 )
 
 // SplitLog reports whether h holds two populations on a log scale — such
 // as token spacing (tens of ms) and structural pauses (seconds) among
-// content gaps — and where the valley between them lies.
+// content gaps — and where the valley between them lies. Values below
+// SplitFloor are left out.
 //
 // Method: the values are binned by log10 (BinsPerDecade bins per decade,
 // smoothed with a 1-2-1 kernel), and every bin is tried as the valley. A
@@ -62,11 +69,17 @@ const (
 // accepted only when the depth is at most MaxValleyRatio: a single
 // lognormal has no valley, however long its tail, so it is not split.
 func SplitLog(h *Histogram) (Split, bool) {
-	bs := h.buckets()
+	var bs []bucket
+	var total int64
+	for _, b := range h.buckets() {
+		if b.Lo >= SplitFloor {
+			bs = append(bs, b)
+			total += b.Count
+		}
+	}
 	if len(bs) < 2 {
 		return Split{}, false
 	}
-	total := h.Count()
 	// Bin by the log of each bucket's midpoint; 0 and 1 share the first bin.
 	logOf := func(b bucket) float64 { return math.Log10(math.Max(1, float64(b.Lo+b.Hi)/2)) }
 	first := math.Floor(logOf(bs[0]) * BinsPerDecade)

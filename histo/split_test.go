@@ -133,3 +133,29 @@ func TestSplitLogDegenerate(t *testing.T) {
 		t.Errorf("two spikes: %+v, %v", s, ok)
 	}
 }
+
+// TestSplitLogIgnoresCoalescedDeltas: deltas that arrive in one read are
+// 0 µs apart; a large cluster of them must not be taken for the token
+// population, which still splits from the pauses where it did before.
+func TestSplitLogIgnoresCoalescedDeltas(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	h := New()
+	for range 20000 {
+		h.RecordValue(lognormalP50P99(r, 40_000, 180_000))
+	}
+	for range 500 {
+		h.RecordValue(lognormalP50P99(r, 3_000_000, 9_000_000))
+	}
+	h.RecordValues(0, 3000) // coalesced deltas
+	h.RecordValues(3, 40)   // reads back to back
+	s, ok := SplitLog(h)
+	if !ok {
+		t.Fatal("no split")
+	}
+	if s.At < 250_000 || s.At > 1_200_000 {
+		t.Errorf("split at %d µs, want between the token gaps and the pauses (250 ms .. 1.2 s)", s.At)
+	}
+	if s.Lower.P50 < 20_000 {
+		t.Errorf("lower population p50 %d µs: the zero cluster was taken for the token spacing", s.Lower.P50)
+	}
+}
