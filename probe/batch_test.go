@@ -172,6 +172,20 @@ func runBatch(t *testing.T, ctx context.Context, opts RunOptions) (map[string][]
 	return byItem, tally, sum
 }
 
+// runAgainst runs a job of n items, with the attempts and retry budget
+// given, against a target that always answers status with header.
+func runAgainst(t *testing.T, n, attempts int, budget time.Duration, status int, header ...string) (*itemServer, map[string][]*Record, *Tally, Summary) {
+	t.Helper()
+	srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
+		answerStatus(w, status, header...)
+	})
+	opts := batchOptions(t, srv.URL, itemPrompts(n), 2)
+	opts.Attempts = attempts
+	opts.RetryBudget = budget
+	byItem, tally, sum := runBatch(t, context.Background(), opts)
+	return srv, byItem, tally, sum
+}
+
 // checkAttempts checks an item's records: attempts numbered 1..n in
 // order, only the last Final, with the item outcome given.
 func checkAttempts(t *testing.T, recs []*Record, n int, itemOutcome string) {
@@ -192,13 +206,7 @@ func checkAttempts(t *testing.T, recs []*Record, n int, itemOutcome string) {
 // TestBatchHonoursRetryAfter: a 429 with retry-after: 1 makes the next
 // attempt start no sooner than one second later, and not much later.
 func TestBatchHonoursRetryAfter(t *testing.T) {
-	srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
-		answerStatus(w, http.StatusTooManyRequests, "Retry-After", "1")
-	})
-	opts := batchOptions(t, srv.URL, itemPrompts(1), 1)
-	opts.Attempts = 2
-	opts.RetryBudget = 10 * time.Second
-	byItem, tally, sum := runBatch(t, context.Background(), opts)
+	_, byItem, tally, sum := runAgainst(t, 1, 2, 10*time.Second, http.StatusTooManyRequests, "Retry-After", "1")
 	recs := byItem["i1"]
 	checkAttempts(t, recs, 2, "http.429")
 	gap := recs[1].Start.Sub(recs[0].Start)
@@ -226,12 +234,7 @@ func TestBatchHonoursRetryAfter(t *testing.T) {
 // TestBatchAttemptsStopAtAttempts: a target that is always unavailable
 // gets exactly Attempts calls per item.
 func TestBatchAttemptsStopAtAttempts(t *testing.T) {
-	srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
-		answerStatus(w, http.StatusServiceUnavailable)
-	})
-	opts := batchOptions(t, srv.URL, itemPrompts(3), 2)
-	opts.Attempts = 4
-	byItem, tally, _ := runBatch(t, context.Background(), opts)
+	srv, byItem, tally, _ := runAgainst(t, 3, 4, 0, http.StatusServiceUnavailable)
 	seen, _ := srv.counts()
 	for _, id := range []string{"i1", "i2", "i3"} {
 		checkAttempts(t, byItem[id], 4, "http.503")
@@ -248,14 +251,8 @@ func TestBatchAttemptsStopAtAttempts(t *testing.T) {
 // budget; the item fails with its last attempt's outcome instead.
 func TestBatchBudgetStopsRetries(t *testing.T) {
 	t.Run("budget shorter than retry-after", func(t *testing.T) {
-		srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
-			answerStatus(w, http.StatusTooManyRequests, "Retry-After", "1")
-		})
-		opts := batchOptions(t, srv.URL, itemPrompts(1), 1)
-		opts.Attempts = 5
-		opts.RetryBudget = 500 * time.Millisecond
 		began := time.Now()
-		byItem, _, _ := runBatch(t, context.Background(), opts)
+		_, byItem, _, _ := runAgainst(t, 1, 5, 500*time.Millisecond, http.StatusTooManyRequests, "Retry-After", "1")
 		checkAttempts(t, byItem["i1"], 1, "http.429")
 		if el := time.Since(began); el >= time.Second {
 			t.Errorf("the run took %v: it waited although the budget could not cover the wait", el)
@@ -264,13 +261,7 @@ func TestBatchBudgetStopsRetries(t *testing.T) {
 	t.Run("budget used up by waits", func(t *testing.T) {
 		// Each retry waits the 30ms the server asks for: three waits fit in
 		// 100ms, a fourth would make 120ms.
-		srv := newItemServer(t, func(w http.ResponseWriter, r *http.Request, item string, n int) {
-			answerStatus(w, http.StatusTooManyRequests, "Retry-After-Ms", "30")
-		})
-		opts := batchOptions(t, srv.URL, itemPrompts(1), 1)
-		opts.Attempts = 10
-		opts.RetryBudget = 100 * time.Millisecond
-		byItem, _, _ := runBatch(t, context.Background(), opts)
+		_, byItem, _, _ := runAgainst(t, 1, 10, 100*time.Millisecond, http.StatusTooManyRequests, "Retry-After-Ms", "30")
 		recs := byItem["i1"]
 		checkAttempts(t, recs, 4, "http.429")
 		var waited time.Duration
