@@ -250,6 +250,24 @@ func TestSeeds(t *testing.T) {
 	}
 }
 
+// TestSplitIgnoresCoalescedDeltas: deltas that arrive in one read have
+// gaps of a microsecond or so; thousands of them must not become the
+// "lower population" of the split, hiding the pauses.
+func TestSplitIgnoresCoalescedDeltas(t *testing.T) {
+	hs := streamCalls{n: 1000, pauseShare: 0.3, pingEvery: 900 * ms}.histograms()
+	gaps := hs[report.MetricGap].Clone()
+	gaps.RecordValues(0, 20000)
+	gaps.RecordValues(1, 20000)
+	hs[report.MetricGap] = gaps
+	rec, err := Recommend(results(map[string]*report.Path{report.PathStream: path(t, 1000, ok(1000), hs)}), DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := rationale(t, rec, SettingGap).Basis; !strings.Contains(b, "–3.99s above a 708ms split") {
+		t.Errorf("gap basis %q: want the split between token spacing and the pauses", b)
+	}
+}
+
 // TestEvidence checks would-have-killed counts and their bounds.
 func TestEvidence(t *testing.T) {
 	rec, err := Recommend(results(map[string]*report.Path{report.PathStream: seedStream(t), report.PathBatch: seedBatch(t)}), DefaultPolicy())
