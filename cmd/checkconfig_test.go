@@ -1,22 +1,11 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// runCmd runs `tollgate args...` and returns the exit code, stdout and stderr.
-func runCheckConfigCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := run(context.Background(), NewCmdRoot(streams), append([]string{"check-config"}, args...), &errOut)
-	return code, out.String(), errOut.String()
-}
 
 func TestCheckConfigArgs(t *testing.T) {
 	var got *CheckConfigOptions
@@ -25,7 +14,7 @@ func TestCheckConfigArgs(t *testing.T) {
 	if err := c.Execute(); err != nil || got.Path != "routes.yaml" {
 		t.Fatalf("err %v, options %+v", err, got)
 	}
-	if code, _, _ := runCheckConfigCmd(t); code != ExitUsage {
+	if code, _, _ := runTollgate(t, "check-config"); code != ExitUsage {
 		t.Errorf("no argument: exit %d, want %d", code, ExitUsage)
 	}
 }
@@ -69,7 +58,7 @@ func TestCheckConfigExitCodes(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, ExitUsage, nil, []string{"nope.yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := runCheckConfigCmd(t, tc.args...)
+			code, out, errOut := runTollgate(t, append([]string{"check-config"}, tc.args...)...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
 			}

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,15 +10,6 @@ import (
 	"github.com/tollgate-dev/tollgate/report"
 	"github.com/tollgate-dev/tollgate/report/routes"
 )
-
-// runRecommendCmd runs `tollgate recommend args...`.
-func runRecommendCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := run(context.Background(), NewCmdRoot(streams), append([]string{"recommend"}, args...), &errOut)
-	return code, out.String(), errOut.String()
-}
 
 func TestRecommendFlagParsing(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,7 +42,7 @@ func TestRecommendCommand(t *testing.T) {
 	out := filepath.Join(dir, "routes.yaml")
 
 	// Table, and -o writes a config that check-config passes.
-	code, stdout, stderr := runRecommendCmd(t, reportSample, "-o", out, "--route", "chat")
+	code, stdout, stderr := runTollgate(t, "recommend", reportSample, "-o", out, "--route", "chat")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -65,12 +54,12 @@ func TestRecommendCommand(t *testing.T) {
 	if !strings.Contains(stderr, "wrote route \"chat\" to "+out) {
 		t.Errorf("stderr: %s", stderr)
 	}
-	if code, ccOut, ccErr := runCheckConfigCmd(t, out); code != ExitOK || !strings.Contains(ccOut, "chat: connect 2s") {
+	if code, ccOut, ccErr := runTollgate(t, "check-config", out); code != ExitOK || !strings.Contains(ccOut, "chat: connect 2s") {
 		t.Errorf("check-config of the written config: exit %d\n%s%s", code, ccOut, ccErr)
 	}
 
 	// --format yaml prints what -o wrote.
-	_, yamlOut, _ := runRecommendCmd(t, reportSample, "--format", "yaml", "--route", "chat")
+	_, yamlOut, _ := runTollgate(t, "recommend", reportSample, "--format", "yaml", "--route", "chat")
 	if written, _ := os.ReadFile(out); yamlOut != string(written) {
 		t.Errorf("--format yaml:\n%s\ndiffers from -o:\n%s", yamlOut, written)
 	}
@@ -79,7 +68,7 @@ func TestRecommendCommand(t *testing.T) {
 	}
 
 	// --format json is the recommendation object.
-	_, jsonOut, _ := runRecommendCmd(t, reportSample, "--format", "json")
+	_, jsonOut, _ := runTollgate(t, "recommend", reportSample, "--format", "json")
 	var rec report.Recommendation
 	if err := json.Unmarshal([]byte(jsonOut), &rec); err != nil || rec.Stream.TTFT == 0 || len(rec.Rationale) == 0 {
 		t.Errorf("json: %v\n%s", err, jsonOut)
@@ -90,7 +79,7 @@ func TestRecommendCommand(t *testing.T) {
 	if err := os.WriteFile(policy, []byte("ttft:\n  multiple: 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, jsonOut, _ = runRecommendCmd(t, reportSample, "--format", "json", "--policy", policy)
+	_, jsonOut, _ = runTollgate(t, "recommend", reportSample, "--format", "json", "--policy", policy)
 	var rec10 report.Recommendation
 	if err := json.Unmarshal([]byte(jsonOut), &rec10); err != nil || rec10.Stream.TTFT <= rec.Stream.TTFT {
 		t.Errorf("policy multiple 10: ttft %s, default %s (%v)", rec10.Stream.TTFT, rec.Stream.TTFT, err)
@@ -123,7 +112,7 @@ func TestRecommendExitCodes(t *testing.T) {
 		{"unwritable -o", []string{reportSample, "-o", filepath.Join(dir, "no", "such", "dir.yaml")}, ExitUsage, "write route config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runRecommendCmd(t, tc.args...)
+			code, _, stderr := runTollgate(t, append([]string{"recommend"}, tc.args...)...)
 			if code != tc.code || !strings.Contains(stderr, tc.err) {
 				t.Errorf("exit %d, stderr %q; want exit %d naming %q", code, stderr, tc.code, tc.err)
 			}
