@@ -157,9 +157,11 @@ func (responses) ParseBody(body []byte) (Body, error) {
 		if o.Arguments != "" || o.Input != "" {
 			b.HasContent = true
 		}
-		for _, p := range append(o.Content, o.Summary...) {
-			if p.Text != "" || p.Refusal != "" {
-				b.HasContent = true
+		for _, parts := range [][]part{o.Content, o.Summary} {
+			for _, p := range parts {
+				if p.Text != "" || p.Refusal != "" {
+					b.HasContent = true
+				}
 			}
 		}
 	}
