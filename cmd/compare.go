@@ -58,10 +58,12 @@ func newCmdCompareWith(io IOStreams, runF func(*CompareOptions) error) *cobra.Co
 p99 and p999 (recomputed from the HdrHistograms), and the error rate.
 
 A percentile is a regression when it is worse than the base by more than
---max-regression percent (and by at least 1 ms). Only what is comparable is
-judged: percentile q of n samples needs n*(1-q) >= --min-tail samples beyond it
-in both runs (with the default 10: p99 needs 1,000 samples, p999 10,000);
-otherwise the row says "too few samples" and neither passes nor fails. The error
+--max-regression percent, by at least 1 ms, and by more than noise: the 95%
+confidence intervals of the two values do not overlap. Only what is comparable
+is judged: percentile q of n samples needs n*(1-q) >= --min-tail samples beyond
+it in both runs (with the default 10: p99 needs 1,000 samples, p999 10,000);
+otherwise, or when the change is within noise, the row says "too few samples"
+and neither passes nor fails. The error
 rate may rise by 1 percentage point, and a larger rise fails only when it is
 significant (one-sided two-proportion z-test, 95%).
 

@@ -133,6 +133,11 @@ type Row struct {
 	// behind the two values.
 	BaseCount int64 `json:"base_count"`
 	NewCount  int64 `json:"new_count"`
+	// BaseCI95 and NewCI95 are the 95% confidence intervals of Base and
+	// New (percentiles only): a change is judged only when they do not
+	// overlap.
+	BaseCI95 [2]float64 `json:"base_ci95"`
+	NewCI95  [2]float64 `json:"new_ci95"`
 	// Delta is New - Base, in Unit (percentage points for the error rate).
 	Delta float64 `json:"delta"`
 	// ChangePct is Delta in percent of Base; 0 when Base is 0.
@@ -202,10 +207,12 @@ func directionOf(metric string) direction {
 // Percentiles are recomputed from the decoded HdrHistograms, not read from
 // the rounded summaries (a file without histograms falls back to its
 // summaries, and the row says so). A percentile is a regression when it
-// is worse than base by more than opt.MaxRegression percent and by at
-// least opt.MinDelta (durations), an improvement when better by as much,
-// and "too few samples" when either run has fewer than opt.MinTail samples
-// beyond it. A metric the base run has and the new run lacks is a breach.
+// is worse than base by more than opt.MaxRegression percent, by at least
+// opt.MinDelta (durations), and by more than noise: the 95% confidence
+// intervals of the two values (order statistics, distribution-free) do not
+// overlap. It is an improvement when better by as much. It is "too few
+// samples" when either run has fewer than opt.MinTail samples beyond it,
+// or when the change exceeds the allowance but the intervals overlap. A metric the base run has and the new run lacks is a breach.
 // Runs that differ in target, api, model, mode, load or clocks are still
 // compared (comparing two models is a use), with a warning for each
 // difference. The error is a histogram that does not decode.
@@ -295,17 +302,21 @@ func orderedMetrics(paths ...*report.Path) []string {
 	return append(out, slices.Sorted(maps.Keys(seen))...)
 }
 
-// quantiles gives a metric's value at each compared percentile, in its
-// summary unit, from its histogram, or from its summary when it has none.
+// quantiles gives a metric's value at each compared percentile, and its
+// 95% confidence interval, in its summary unit, from its histogram, or
+// from its summary when it has none (the interval is then the value).
 type quantiles struct {
-	count   int64
-	at      func(Percentile) float64
-	summary bool
+	count    int64
+	at       func(Percentile) float64
+	interval func(Percentile) [2]float64
+	summary  bool
 }
 
 func quantilesOf(path, metric, label string, m *report.Metric) (quantiles, error) {
 	if m.HDR == "" {
-		return quantiles{count: m.Count, summary: true, at: func(p Percentile) float64 { return stat(m, p.Name) }}, nil
+		at := func(p Percentile) float64 { return stat(m, p.Name) }
+		return quantiles{count: m.Count, summary: true, at: at,
+			interval: func(p Percentile) [2]float64 { return [2]float64{at(p), at(p)} }}, nil
 	}
 	h, err := histo.Decode(m.HDR)
 	if err != nil {
@@ -315,7 +326,31 @@ func quantilesOf(path, metric, label string, m *report.Metric) (quantiles, error
 	if report.IsDurationMetric(metric) {
 		scale = 1000 // the histogram holds µs; rows are in ms
 	}
-	return quantiles{count: h.Count(), at: func(p Percentile) float64 { return float64(h.Quantile(p.Q)) / scale }}, nil
+	n := h.Count()
+	atRank := func(r int64) float64 { return float64(h.Quantile(100*float64(r)/float64(n))) / scale }
+	return quantiles{
+		count: n,
+		at:    func(p Percentile) float64 { return float64(h.Quantile(p.Q)) / scale },
+		interval: func(p Percentile) [2]float64 {
+			lo, hi := rankInterval(n, p.Q/100)
+			return [2]float64{atRank(lo), atRank(hi)}
+		},
+	}, nil
+}
+
+// rankInterval is the distribution-free 95% confidence interval of
+// quantile q of n samples, as ranks of order statistics: the true
+// quantile lies between the samples of ranks nq ± 1.96·sqrt(nq(1-q))
+// (the normal approximation to the binomial count of samples below it).
+func rankInterval(n int64, q float64) (lo, hi int64) {
+	if n <= 0 {
+		return 0, 0
+	}
+	nq := float64(n) * q
+	half := 1.96 * math.Sqrt(nq*(1-q))
+	lo = max(1, int64(math.Floor(nq-half)))
+	hi = min(n, int64(math.Ceil(nq+half))+1)
+	return lo, hi
 }
 
 // compareMetric compares the percentiles of one metric.
@@ -339,6 +374,7 @@ func compareMetric(path, metric string, bm, nm *report.Metric, opt CompareOption
 		r := Row{
 			Path: path, Metric: metric, Stat: p.Name, Unit: unit,
 			Base: bq.at(p), New: nq.at(p), BaseCount: bq.count, NewCount: nq.count,
+			BaseCI95: bq.interval(p), NewCI95: nq.interval(p),
 		}
 		r.Delta = r.New - r.Base
 		if r.Base != 0 {
@@ -375,24 +411,38 @@ func needed(p Percentile, minTail int) int64 {
 	return (int64(minTail)*10000 + tail - 1) / tail
 }
 
-// judgeChange decides regression, improvement or ok for a judged row.
+// judgeChange decides regression, improvement or ok for a judged row. A
+// change beyond maxPct (and floor) counts only when the two values' 95%
+// confidence intervals do not overlap; otherwise the samples cannot tell
+// it from noise and the row is "too few samples".
 func judgeChange(r Row, dir direction, floor, maxPct float64) (Status, string) {
 	worse, worsePct := r.Delta, r.ChangePct
+	// worseApart: the new interval lies wholly on the worse side of the
+	// base interval; betterApart: wholly on the better side.
+	worseApart, betterApart := r.NewCI95[0] > r.BaseCI95[1], r.NewCI95[1] < r.BaseCI95[0]
 	if dir == lowerIsWorse {
 		worse, worsePct = -worse, -worsePct
+		worseApart, betterApart = betterApart, worseApart
 	}
 	beyond := func(d, pct float64) bool {
 		return d > 0 && d >= floor && (r.Base == 0 || pct > maxPct)
 	}
+	noise := func() string {
+		return fmt.Sprintf("within noise: the 95%% intervals overlap (%s %s–%s, %s %s–%s)",
+			"base", formatValue(r.BaseCI95[0], r.Unit), formatValue(r.BaseCI95[1], r.Unit),
+			"new", formatValue(r.NewCI95[0], r.Unit), formatValue(r.NewCI95[1], r.Unit))
+	}
 	switch {
 	case r.Base == 0 && r.New == 0:
 		return StatusOK, ""
+	case beyond(worse, worsePct) && !worseApart:
+		return StatusTooFew, fmt.Sprintf("worse by %s%%, but %s", sig(math.Abs(worsePct)), noise())
 	case beyond(worse, worsePct):
 		if r.Base == 0 {
 			return StatusRegression, "base was 0"
 		}
 		return StatusRegression, fmt.Sprintf("worse by %s%%, more than the %s%% allowed", sig(math.Abs(worsePct)), sig(maxPct))
-	case beyond(-worse, -worsePct):
+	case beyond(-worse, -worsePct) && betterApart:
 		return StatusImproved, ""
 	case floor > 0 && math.Abs(r.Delta) < floor && math.Abs(r.ChangePct) > maxPct:
 		return StatusOK, fmt.Sprintf("change under %s, below the noise floor", formatValue(floor, report.UnitMs))

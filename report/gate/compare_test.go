@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -264,5 +266,65 @@ func TestCompareGatesAndWarnings(t *testing.T) {
 	c = compare(t, base, cur, CompareOptions{MaxRegression: 10, FailOn: []Expr{held, broken}})
 	if !c.Breached || !strings.Contains(c.Headline(), "1 of 2 gates failed") {
 		t.Errorf("a failed gate: %s", c.Headline())
+	}
+}
+
+// Two runs drawn from one distribution do not fail each other: a change
+// beyond the allowance that the 95% intervals cannot tell from noise is
+// "too few samples", not a regression.
+func TestCompareSameDistributionDoesNotFail(t *testing.T) {
+	draw := func(seed uint64, n int) []int64 {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = int64(300e3 * math.Exp(0.6*rng.NormFloat64())) // lognormal, median 300 ms
+		}
+		return out
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, n := range []int{60, 200, 5000} {
+			mk := func(s uint64) *report.Results {
+				return buildResults(t, map[string]pathSpec{"stream": {calls: int64(n), outcomes: map[string]int64{"ok": int64(n)},
+					metrics: map[string][]int64{"ttft": draw(s, n)}}})
+			}
+			c := compare(t, mk(seed), mk(seed+1000), CompareOptions{MaxRegression: 10})
+			if c.Breached {
+				t.Errorf("seed %d n %d: two draws of one distribution breached: %s", seed, n, c.Headline())
+			}
+		}
+	}
+	// A real shift on few samples: +30% at p50 of 50 calls is within the
+	// intervals, so it is not judged.
+	small := spread(50, ms(100), ms(1000))
+	base := buildResults(t, map[string]pathSpec{"stream": {calls: 50, outcomes: map[string]int64{"ok": 50}, metrics: map[string][]int64{"ttft": small}}})
+	cur := buildResults(t, map[string]pathSpec{"stream": {calls: 50, outcomes: map[string]int64{"ok": 50}, metrics: map[string][]int64{"ttft": scaled(small, 1.3)}}})
+	r := row(t, compare(t, base, cur, CompareOptions{MaxRegression: 10}), "stream", "ttft", "p50")
+	if r.Status != StatusTooFew || !strings.Contains(r.Note, "within noise: the 95% intervals overlap") {
+		t.Errorf("+30%% on 50 samples: %+v", r)
+	}
+	if !(r.BaseCI95[0] < r.Base && r.Base < r.BaseCI95[1]) {
+		t.Errorf("base p50 %v outside its interval %v", r.Base, r.BaseCI95)
+	}
+}
+
+func TestRankInterval(t *testing.T) {
+	cases := []struct {
+		n      int64
+		q      float64
+		lo, hi int64
+	}{
+		// Median of 100: 50 ± 9.8 -> ranks 40..61.
+		{100, 0.5, 40, 61},
+		// p99 of 10,000: 9900 ± 19.5 -> 9880..9921.
+		{10000, 0.99, 9880, 9921},
+		// Clamped to the samples there are.
+		{10, 0.99, 9, 10},
+		{0, 0.5, 0, 0},
+	}
+	for _, tc := range cases {
+		lo, hi := rankInterval(tc.n, tc.q)
+		if lo != tc.lo || hi != tc.hi {
+			t.Errorf("rankInterval(%d, %v) = %d..%d, want %d..%d", tc.n, tc.q, lo, hi, tc.lo, tc.hi)
+		}
 	}
 }

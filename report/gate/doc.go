@@ -17,13 +17,16 @@
 //
 // Compare judges a new run against a base run: per path, metric and
 // percentile (p50 p90 p99 p999), recomputed from the HdrHistograms, a
-// regression is a value worse than base by more than MaxRegression percent
-// (and by at least MinDelta for durations); the error rate may rise by
-// MaxErrorRateIncrease points if the rise is significant. Only what is
-// comparable is compared: percentile q of n samples is judged only when
+// regression is a value worse than base by more than MaxRegression percent,
+// by at least MinDelta for durations, and by more than noise (the two
+// values' distribution-free 95% confidence intervals do not overlap); the
+// error rate may rise by MaxErrorRateIncrease points, and a larger rise
+// fails only when a two-proportion z-test says it is significant. Only what
+// is comparable is compared: percentile q of n samples is judged only when
 // n*(1-q) >= MinTail (default 10) in both runs, so p99 needs 1,000 samples
-// and p999 10,000; below that the row says "too few samples" and neither
-// passes nor fails. The max is never compared (it is one sample).
+// and p999 10,000; below that, or when a change is within noise, the row
+// says "too few samples" and neither passes nor fails. The max is never
+// compared (it is one sample).
 //
 // # Use from probe
 //
