@@ -211,6 +211,10 @@ func vline(p *plot.Plot, x, y0, y1 float64, c color.Color, dashed bool, legend s
 	return nil
 }
 
+// minSpectrumCount is the fewest values worth a percentile spectrum: below
+// it the line would not reach p90.
+const minSpectrumCount = 10
+
 // spectrumMetrics are drawn on a path's percentile spectrum.
 var spectrumMetrics = []struct {
 	name string
@@ -231,7 +235,7 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 	drawn, ymax := false, 0.0
 	for _, sm := range spectrumMetrics {
 		h := metricHistogram(ms[sm.name])
-		if h == nil {
+		if h == nil || h.Count() < minSpectrumCount {
 			continue
 		}
 		// The largest percentile a histogram resolves is 1 - 1/count;
@@ -313,7 +317,13 @@ func gapChart(path, name string, h *histo.Histogram, rec *report.Recommendation,
 		if hasSplit && b.Lo > split.At {
 			fill = colOrange
 		}
-		bars = append(bars, rect{x0: usToMS(b.Lo), x1: usToMS(b.Hi + 1), y0: 0.5, y1: float64(b.Count), fill: fill})
+		// A bar of zeros has no width on a log axis: it is drawn from 1 µs
+		// (where usToMS puts 0) to 1.5 µs.
+		x0, x1 := usToMS(b.Lo), usToMS(b.Hi+1)
+		if x1 <= x0 {
+			x1 = x0 * 1.5
+		}
+		bars = append(bars, rect{x0: x0, x1: x1, y0: 0.5, y1: float64(b.Count), fill: fill})
 	}
 	p.Add(bars)
 	// A decade of headroom keeps the legend clear of the bars.
@@ -343,14 +353,14 @@ func gapRange(hs []*histo.Histogram, rec *report.Recommendation) (float64, float
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, h := range hs {
 		lo = math.Min(lo, usToMS(h.Min()))
-		hi = math.Max(hi, usToMS(h.Max()+1))
+		hi = math.Max(hi, usToMS(h.Max()+1)*1.5)
 	}
 	for _, m := range []string{report.MetricGap, report.MetricByteGap} {
 		if _, d := deadlineFor(m, rec); d > 0 {
 			hi = math.Max(hi, float64(d)/float64(time.Millisecond))
 		}
 	}
-	return lo / 1.5, hi * 1.5
+	return lo / 1.5, hi
 }
 
 // outcomeColor colours an outcome class: ok green, timeouts orange, HTTP
@@ -373,7 +383,7 @@ func outcomeColor(class string) color.Color {
 // count axis, so that a handful of timeouts still shows beside thousands
 // of ok calls.
 func outcomeChart(path string, p0 *report.Path) ([]byte, bool, error) {
-	rows := outcomeTable(p0, 0).rows
+	rows := outcomeRows(p0)
 	if len(rows) == 0 {
 		return nil, false, nil
 	}
@@ -389,19 +399,18 @@ func outcomeChart(path string, p0 *report.Path) ([]byte, bool, error) {
 	// Rows are listed top-down; NominalY counts from the bottom.
 	for i, r := range rows {
 		y := float64(len(rows) - 1 - i)
-		var n float64
-		fmt.Sscan(r[2], &n)
+		n := float64(r.n)
 		peak = math.Max(peak, n)
-		label := r[0]
-		if r[1] != "" {
-			label += " · " + r[1]
+		label := r.class
+		if r.phase != "" {
+			label += " · " + r.phase
 		}
-		names = append([]string{fmt.Sprintf("%s (%s)", label, r[2])}, names...)
-		bars = append(bars, rect{x0: 0.5, x1: math.Max(n, 0.5), y0: y - 0.35, y1: y + 0.35, fill: outcomeColor(r[0])})
+		names = append([]string{fmt.Sprintf("%s (%d)", label, r.n)}, names...)
+		bars = append(bars, rect{x0: 0.5, x1: math.Max(n, 0.5), y0: y - 0.35, y1: y + 0.35, fill: outcomeColor(r.class)})
 	}
 	p.Add(bars)
 	p.NominalY(names...)
-	p.X.Min, p.X.Max = 0.5, peak*2
+	p.X.Min, p.X.Max = 0.5, math.Max(peak, 1)*2
 	p.Y.Min, p.Y.Max = -0.6, float64(len(rows))-0.4
 	hgt := vg.Points(float64(90 + 28*len(rows)))
 	b, err := renderSVG(p, "chart-outcomes-"+path, title, chartWidth, hgt)

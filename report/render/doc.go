@@ -191,7 +191,9 @@ func loadText(l report.Load) string {
 	if l.MaxTokens > 0 {
 		parts = append(parts, fmt.Sprintf("max_tokens %d", l.MaxTokens))
 	}
-	parts = append(parts, fmt.Sprintf("seed %d", l.Seed))
+	if len(parts) > 0 || l.Seed != 0 {
+		parts = append(parts, fmt.Sprintf("seed %d", l.Seed))
+	}
 	if l.Shard != "" {
 		parts = append(parts, "shard "+l.Shard)
 	}
@@ -227,7 +229,11 @@ func runSeconds(run report.Run) float64 {
 }
 
 func (d *doc) path(r *report.Results, name string, p *report.Path, width int, charts bool) error {
-	d.add(heading{2, fmt.Sprintf("%s path: %d calls", name, p.Calls)})
+	calls := "calls"
+	if p.Calls == 1 {
+		calls = "call"
+	}
+	d.add(heading{2, fmt.Sprintf("%s path: %d %s", name, p.Calls, calls)})
 	if t, ok := metricTable(p, width); ok {
 		d.add(t)
 	}
@@ -374,8 +380,30 @@ func metricNames(ms map[string]*report.Metric) []string {
 	return append(names, rest...)
 }
 
-// outcomeTable lists outcomes with their phase, count and share of calls;
-// ok first, then by count.
+// outcomeRow is one outcome class in one phase ("" when unrecorded).
+type outcomeRow struct {
+	class, phase string
+	n            int64
+}
+
+// outcomeRows lists a path's outcomes by phase: ok first, then by count.
+// Calls of a class whose phase was not recorded get a row with no phase.
+func outcomeRows(p *report.Path) []outcomeRow {
+	var rows []outcomeRow
+	for _, c := range sortedCounts(p.Outcomes) {
+		var sum int64
+		for _, ph := range sortedCounts(p.Phases[c.name]) {
+			rows = append(rows, outcomeRow{c.name, ph.name, ph.n})
+			sum += ph.n
+		}
+		if rest := c.n - sum; rest > 0 || sum == 0 {
+			rows = append(rows, outcomeRow{c.name, "", rest})
+		}
+	}
+	return rows
+}
+
+// outcomeTable lists outcomes with their phase, count and share of calls.
 func outcomeTable(p *report.Path, width int) table {
 	t := table{
 		header: []string{"outcome", "phase", "count", "%"},
@@ -383,20 +411,8 @@ func outcomeTable(p *report.Path, width int) table {
 		wrap:   -1,
 		width:  width,
 	}
-	for _, c := range sortedCounts(p.Outcomes) {
-		phases := p.Phases[c.name]
-		if len(phases) == 0 {
-			t.rows = append(t.rows, []string{c.name, "", fmt.Sprint(c.n), fmtPct(c.n, p.Calls)})
-			continue
-		}
-		var sum int64
-		for _, ph := range sortedCounts(phases) {
-			t.rows = append(t.rows, []string{c.name, ph.name, fmt.Sprint(ph.n), fmtPct(ph.n, p.Calls)})
-			sum += ph.n
-		}
-		if rest := c.n - sum; rest > 0 {
-			t.rows = append(t.rows, []string{c.name, "", fmt.Sprint(rest), fmtPct(rest, p.Calls)})
-		}
+	for _, r := range outcomeRows(p) {
+		t.rows = append(t.rows, []string{r.class, r.phase, fmt.Sprint(r.n), fmtPct(r.n, p.Calls)})
 	}
 	return t
 }
