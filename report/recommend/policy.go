@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tollgate-dev/tollgate/report/plan"
 )
 
 // Policy is how measurements become route timeouts. Every number in it is
@@ -242,13 +244,13 @@ func (p Policy) Validate() error {
 }
 
 // deadline returns the window (Due - Start, across midnight) and the job
-// deadline (the window less the margin).
+// deadline (the window less the margin), as `tollgate plan` computes them.
 func (w *Window) deadline() (window, job time.Duration, err error) {
-	start, err := parseClock(w.Start)
+	start, err := plan.ParseClock(w.Start)
 	if err != nil {
 		return 0, 0, fmt.Errorf("window.start: %w", err)
 	}
-	due, err := parseClock(w.Due)
+	due, err := plan.ParseClock(w.Due)
 	if err != nil {
 		return 0, 0, fmt.Errorf("window.due: %w", err)
 	}
@@ -260,13 +262,4 @@ func (w *Window) deadline() (window, job time.Duration, err error) {
 		return 0, 0, fmt.Errorf("window.margin %s: want 0 or more and less than the %s window", w.Margin, window)
 	}
 	return window, window - w.Margin, nil
-}
-
-// parseClock reads "HH:MM" as the time since midnight.
-func parseClock(s string) (time.Duration, error) {
-	t, err := time.Parse("15:04", s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a time of day; write HH:MM, e.g. 07:00", s)
-	}
-	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
 }

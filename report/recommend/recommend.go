@@ -42,6 +42,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/report"
+	"github.com/tollgate-dev/tollgate/report/plan"
 	"github.com/tollgate-dev/tollgate/report/routes"
 )
 
@@ -86,7 +87,7 @@ func Recommend(r *report.Results, p Policy) (*report.Recommendation, error) {
 	b.derive()
 	b.diagnose()
 	if err := ToRoutes(b.rec, "default").Validate(); err != nil {
-		return nil, fmt.Errorf("recommend: the recommendation does not pass check-config (a bug): %w", err)
+		return nil, fmt.Errorf("recommend: the recommendation does not pass check-config: %w", err)
 	}
 	return b.rec, nil
 }
@@ -380,29 +381,46 @@ func (b *builder) batchSettings(connect time.Duration) {
 	b.explain(SettingRetryBudget, rb, item, false)
 
 	if p.Window != nil {
-		b.jobDeadline(item)
+		b.jobDeadline()
 	}
 }
 
-// jobDeadline is 002's arithmetic: the window less the margin, checked
-// against the wall clock the job takes at the measured mean item time.
-func (b *builder) jobDeadline(item *histo.Histogram) {
+// jobDeadline is 002's arithmetic: the window less the margin; with the
+// job's items and workers, `tollgate plan`'s whole plan at the measured
+// item time, whose warnings (a job that cannot finish) become ours.
+func (b *builder) jobDeadline() {
 	w := b.p.Window
 	window, job, _ := w.deadline() // validated with the policy
+	ceil := time.Duration(b.rec.Batch.ItemCeiling)
+	if need := ceil + routes.Clearance(ceil); job < need {
+		b.warnf("batch.job_deadline not recommended: the window %s to %s less %s leaves %s, less than one item under batch.item_ceiling %s and a margin (%s)",
+			w.Start, w.Due, human(w.Margin), human(job), routes.FormatDuration(ceil), human(need))
+		return
+	}
 	b.rec.Batch.JobDeadline = report.Duration(job)
 	r := report.Rationale{Setting: SettingJobDeadline, Value: routes.FormatDuration(job),
-		Basis: fmt.Sprintf("window %s to %s = %s, less %s to spare", w.Start, w.Due, human(window), human(w.Margin))}
-	if item != nil && w.Items > 0 && w.Workers > 0 {
-		mean := time.Duration(item.Mean()) * time.Microsecond
-		wall := time.Duration(float64(w.Items) * float64(mean) / float64(w.Workers))
-		r.Basis += fmt.Sprintf("; %d items x %s mean / %d workers = %s of wall clock, %s of slack",
-			w.Items, human(mean), w.Workers, human(wall.Round(time.Second)), human((job - wall).Round(time.Second)))
-		if wall > job {
-			b.warnf("batch.job_deadline %s: the job needs %s of wall clock at the measured mean item time (%d items x %s / %d workers); it cannot finish — add workers or widen the window",
-				routes.FormatDuration(job), human(wall.Round(time.Second)), w.Items, human(mean), w.Workers)
-		}
+		Basis: fmt.Sprintf("window %s to %s (%s) less %s to spare", w.Start, w.Due, human(window), human(w.Margin))}
+	defer func() { b.rec.Rationale = append(b.rec.Rationale, r) }()
+	if w.Items <= 0 || w.Workers <= 0 {
+		return
 	}
-	b.rec.Rationale = append(b.rec.Rationale, r)
+	measured, err := plan.MeasuredFrom(b.m.r, "the run")
+	if err != nil {
+		b.warnf("batch.job_deadline: cannot check that %d items fit: %v", w.Items, err)
+		return
+	}
+	start, _ := plan.ParseClock(w.Start)
+	due, _ := plan.ParseClock(w.Due)
+	pl, err := plan.Compute(plan.Input{Items: w.Items, Workers: w.Workers, Start: start, Due: due, Margin: w.Margin,
+		RetryAllowance: time.Duration(b.rec.Batch.RetryBudget), Measured: measured})
+	if err != nil {
+		b.warnf("batch.job_deadline: cannot check that %d items fit: %v", w.Items, err)
+		return
+	}
+	r.Basis += fmt.Sprintf("; %d items x %s / %d workers = %s of wall clock", w.Items, human(pl.Mean.ItemTime), w.Workers, human(pl.Mean.Wall))
+	for _, pw := range pl.Warnings {
+		b.warnf("batch.job_deadline (tollgate plan): %s", pw)
+	}
 }
 
 // total sets timeouts.total from the tail of total and raises it to clear

@@ -443,10 +443,10 @@ func TestJobDeadline(t *testing.T) {
 	if time.Duration(rec.Batch.JobDeadline) != 5*time.Hour+30*time.Minute {
 		t.Errorf("job deadline %s, want 5h30m", time.Duration(rec.Batch.JobDeadline))
 	}
-	if b := rationale(t, rec, SettingJobDeadline).Basis; !strings.Contains(b, "6h") || !strings.Contains(b, "8s mean / 40 workers = 2h46m40s of wall clock") {
+	if b := rationale(t, rec, SettingJobDeadline).Basis; b != "window 01:00 to 07:00 (6h) less 30m to spare; 50000 items x 8s / 40 workers = 2h46m40s of wall clock" {
 		t.Errorf("basis %q", b)
 	}
-	if w := hasWarning(rec, "cannot finish"); w != "" {
+	if w := hasWarning(rec, "tollgate plan"); w != "" {
 		t.Errorf("unexpected warning %s", w)
 	}
 	p.Window.Workers = 5 // 80,000 s of wall clock
@@ -454,8 +454,21 @@ func TestJobDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := hasWarning(rec, "cannot finish"); !strings.Contains(w, "22h13m20s") {
-		t.Errorf("warning %q, want the 22h13m20s wall clock", w)
+	// 400,000 s of work in 5.5 h needs 21 workers.
+	if w := hasWarning(rec, "tollgate plan"); !strings.Contains(w, "22.2 h of wall clock") || !strings.Contains(w, "at least 21 workers") {
+		t.Errorf("warning %q, want the 22.2 h wall clock and 21 workers", w)
+	}
+	// A window shorter than one item: no deadline, a warning.
+	p.Window = &Window{Start: "01:00", Due: "01:04", Margin: time.Minute}
+	rec, err = Recommend(r, p)
+	if err != nil || rec.Batch.JobDeadline != 0 || hasWarning(rec, "batch.job_deadline not recommended") == "" {
+		t.Errorf("4-minute window: %v, %v, %q", rec.Batch.JobDeadline, err, rec.Warnings)
+	}
+	// Without items and workers the deadline is the window's alone.
+	p.Window = &Window{Start: "22:00", Due: "06:00", Margin: time.Hour}
+	rec, err = Recommend(r, p)
+	if err != nil || time.Duration(rec.Batch.JobDeadline) != 7*time.Hour {
+		t.Errorf("22:00 to 06:00 less 1h: %v, %v; want 7h", rec.Batch.JobDeadline, err)
 	}
 }
 
