@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,20 +36,25 @@ func Lookup(name string) (Protocol, error) {
 
 // endpoint joins the protocol's path to a base URL as the official SDKs do:
 // the base's own path is kept as a prefix, a trailing slash is dropped and
-// the query (an Azure api-version, say) is kept.
-func endpoint(base, path string) (string, error) {
+// the query (an Azure api-version, say) is kept. Errors never repeat the
+// URL: its user-info part may hold a credential.
+func endpoint(base, path string) (*url.URL, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return "", fmt.Errorf("parse base url %q: %w", base, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("parse base url: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return "", fmt.Errorf("base url %q: want http:// or https:// and a host", base)
+		return nil, fmt.Errorf("base url %s: want http:// or https:// and a host", u.Redacted())
 	}
 	if u.RawPath != "" {
 		u.RawPath = strings.TrimRight(u.RawPath, "/") + path
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + path
-	return u.String(), nil
+	return u, nil
 }
 
 // newJSONRequest builds a POST of body to url with the JSON and streaming
@@ -65,9 +71,9 @@ func newJSONRequest(ctx context.Context, r Request, path string, body any, auth 
 	if err != nil {
 		return nil, fmt.Errorf("encode request body: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("build request to %s: %w", u, err)
+		return nil, fmt.Errorf("build request to %s: %w", u.Redacted(), err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.Stream {

@@ -55,9 +55,13 @@ func TestRequestURL(t *testing.T) {
 			t.Errorf("%s %s: %s %s, want POST %s", tc.api, tc.base, req.Method, req.URL, tc.want)
 		}
 	}
-	for _, bad := range []string{"api.anthropic.com", "ftp://x", "http://", "://x"} {
-		if _, err := Anthropic().NewRequest(context.Background(), Request{BaseURL: bad, MaxTokens: 5}); err == nil {
+	for _, bad := range []string{"api.anthropic.com", "ftp://x", "http://", "://x",
+		"https://user:s3cret@h.example:port/", "ftp://user:s3cret@h.example/"} {
+		_, err := Anthropic().NewRequest(context.Background(), Request{BaseURL: bad, MaxTokens: 5})
+		if err == nil {
 			t.Errorf("base %q accepted", bad)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("base %q: error %q repeats the credential", bad, err)
 		}
 	}
 }
