@@ -75,15 +75,15 @@ type Reader struct {
 	// The event being built, per the WHATWG parser's buffers.
 	data    []byte
 	hasData bool // at least one data line: the data buffer is not empty
-	// While an event has a single data line, dataRef points at its value
-	// in buf instead of copying it into data; fill copies it out before
-	// it moves the buffer.
-	dataRef    []byte
-	dataInBuf  bool
-	eventType  []byte
-	lastID     []byte
-	retry      time.Duration
-	eventBytes int // bytes of the lines of the event being built
+	// While an event has a single data line, buf[dataFrom:dataTo] is its
+	// value, not copied into data; fill copies it out before it moves the
+	// buffer. Offsets, not a slice: storing an int costs no GC write barrier.
+	dataFrom, dataTo int
+	dataInBuf        bool
+	eventType        []byte
+	lastID           []byte
+	retry            time.Duration
+	eventBytes       int // bytes of the lines of the event being built
 
 	defaultType []byte
 	item        Item
@@ -302,7 +302,11 @@ func (r *Reader) applyField(line []byte) {
 	case "data":
 		switch {
 		case !r.hasData:
-			r.dataRef, r.dataInBuf, r.hasData = value, true, true
+			// value is a slice of buf that runs to its end, so its
+			// capacity tells where it starts.
+			r.dataFrom = len(r.buf) - cap(value)
+			r.dataTo = r.dataFrom + len(value)
+			r.dataInBuf, r.hasData = true, true
 		case r.dataInBuf:
 			r.unborrowData()
 			fallthrough
@@ -343,10 +347,28 @@ func (r *Reader) pending(it *Item) {
 	}
 	data := r.data
 	if r.dataInBuf {
-		data = r.dataRef
+		data = r.buf[r.dataFrom:r.dataTo]
 	}
-	it.Kind, it.Type, it.Data, it.ID, it.Comment = KindEvent, typ, data, r.lastID, nil
-	it.At, it.Retry = r.lastRead, r.retry
+	it.Kind, it.Retry = KindEvent, r.retry
+	setSlice(&it.Type, typ)
+	setSlice(&it.Data, data)
+	setSlice(&it.ID, r.lastID)
+	setSlice(&it.Comment, nil)
+	if it.At != r.lastRead {
+		it.At = r.lastRead
+	}
+}
+
+// setSlice stores src in *dst unless *dst already is that very slice. Item
+// lives on the heap, and while the garbage collector runs every pointer
+// store into it costs a write barrier; from one event to the next the type,
+// ID and time rarely change.
+func setSlice(dst *[]byte, src []byte) {
+	d := *dst
+	if len(d) == len(src) && cap(d) == cap(src) && (cap(src) == 0 || &d[:1][0] == &src[:1][0]) {
+		return
+	}
+	*dst = src
 }
 
 // resetEvent empties the data and type buffers, keeping their memory. Slices
@@ -355,7 +377,7 @@ func (r *Reader) pending(it *Item) {
 func (r *Reader) resetEvent() {
 	r.data = r.data[:0]
 	r.hasData = false
-	r.dataRef, r.dataInBuf = nil, false
+	r.dataInBuf = false
 	r.eventType = r.eventType[:0]
 	r.eventBytes = 0
 }
@@ -401,11 +423,11 @@ func (r *Reader) fill() {
 	r.srcErr = io.ErrNoProgress
 }
 
-// unborrowData copies the single data line that dataRef points at into the
+// unborrowData copies the single data line that is still in buf into the
 // data buffer, the event's own memory.
 func (r *Reader) unborrowData() {
-	r.data = append(r.data[:0], r.dataRef...)
-	r.dataRef, r.dataInBuf = nil, false
+	r.data = append(r.data[:0], r.buf[r.dataFrom:r.dataTo]...)
+	r.dataInBuf = false
 }
 
 // finish ends the stream once the source has failed or ended and no complete
