@@ -109,8 +109,8 @@ type RunOptions struct {
 	BackoffMax  time.Duration
 	// JobDeadline, counted from the run's start, ends the batch job: when it
 	// passes no item starts, items in flight are canceled, no wait extends
-	// past it, and the items left are reported unprocessed (Summary). 0
-	// means no job deadline.
+	// past it, and the items left are reported unprocessed (Summary).
+	// Warmup calls count against it. 0 means no job deadline.
 	JobDeadline time.Duration
 }
 
@@ -230,7 +230,9 @@ func Run(ctx context.Context, opts RunOptions, emit func(*Record)) error {
 // call has been emitted, with the run's Summary.
 //
 // In ModeBoth with neither Requests nor Duration, the stream path runs for
-// as long as the batch path does.
+// as long as the batch path does. A batch attempt that will be retried is
+// emitted when its wait ends (then it is known whether it was the item's
+// last), so a progress display sees it late by that wait.
 func RunWithSummary(ctx context.Context, opts RunOptions, emit func(*Record)) (Summary, error) {
 	if err := opts.Validate(); err != nil {
 		return Summary{}, err
