@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate-dev/tollgate/report"
 	"github.com/tollgate-dev/tollgate/report/routes"
@@ -117,5 +118,70 @@ func TestRecommendExitCodes(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d naming %q", code, stderr, tc.code, tc.err)
 			}
 		})
+	}
+}
+
+// TestRecommendEndToEnd is issue 6's loop: probe the simulator, write the
+// recommended config, check it, probe again under it, and see that the
+// healthy calls each deadline killed stay within the 95% bound the first
+// run promised for it.
+func TestRecommendEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("probes the embedded simulator twice")
+	}
+	dir := t.TempDir()
+	first, second, cfg := filepath.Join(dir, "r1.json"), filepath.Join(dir, "r2.json"), filepath.Join(dir, "routes.yaml")
+	probe := []string{"probe", "--sim-profile", "fast", "--mode", "both", "-n", "200", "-c", "20", "-q", "--format", "json"}
+	if code, _, stderr := runTollgate(t, append(probe, "-o", first, "--config-out", cfg)...); code != ExitOK {
+		t.Fatalf("first probe: exit %d: %s", code, stderr)
+	}
+	if code, out, stderr := runTollgate(t, "check-config", cfg); code != ExitOK {
+		t.Fatalf("check-config of the written config: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runTollgate(t, append(probe, "--seed", "2", "-o", second, "--route-config", cfg, "--route", "default")...); code != ExitOK {
+		t.Fatalf("second probe under the config: exit %d: %s", code, stderr)
+	}
+	r1, err := report.LoadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := report.LoadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Recommendation == nil {
+		t.Fatal("the first run's results hold no recommendation")
+	}
+	if got := time.Duration(r2.Run.Clocks.Gap); got != time.Duration(r1.Recommendation.Stream.Gap) || got == 0 {
+		t.Errorf("second run's gap clock %s, want the recommended %s", got, time.Duration(r1.Recommendation.Stream.Gap))
+	}
+	// Each clock's kills against the bound its setting promised.
+	bound := map[string]float64{}
+	for _, r := range r1.Recommendation.Rationale {
+		bound[r.Setting] = r.FalseKillUpper95
+	}
+	settingOf := map[string]string{
+		"timeout.connect": "timeouts.connect", "timeout.first_token": "timeouts.first_token",
+		"timeout.idle": "timeouts.idle", "timeout.total": "timeouts.total",
+		"timeout.ttft": "stream.ttft", "timeout.gap": "stream.gap",
+	}
+	for name, p := range r2.Paths {
+		if p.Calls == 0 {
+			continue
+		}
+		for outcome, n := range p.Outcomes {
+			if !strings.HasPrefix(outcome, "timeout.") || n == 0 {
+				continue
+			}
+			setting := settingOf[outcome]
+			if outcome == "timeout.head" && name == report.PathBatch {
+				setting = "batch.head"
+			}
+			if rate := float64(n) / float64(p.Calls); setting == "" || rate > bound[setting] {
+				t.Errorf("%s: %s killed %d of %d calls (%.2f%%), above the %.2f%% the first run promised for %q",
+					name, outcome, n, p.Calls, 100*rate, 100*bound[setting], setting)
+			}
+		}
+		t.Logf("%s: outcomes %v under the recommended config", name, p.Outcomes)
 	}
 }
