@@ -48,7 +48,10 @@ type Policy struct {
 
 	// PingMaskRatio: ping masking is diagnosed when the stream's largest
 	// content gap is at least this many times its largest byte gap (and at
-	// least a second).
+	// least a second). Without keep-alive traffic the two are the same gap
+	// (a content delta is bytes), so any ratio well above 1 means bytes
+	// arrived inside the longest content pause; 1.5 is a ping at least every
+	// two thirds of it.
 	PingMaskRatio float64 `yaml:"ping_mask_ratio"`
 	// Intermediaries are the idle limits of what commonly sits between a
 	// client and a provider; healthy calls silent on the wire for longer
@@ -151,7 +154,7 @@ func DefaultPolicy() Policy {
 			RetryBudget:         10 * time.Minute,
 			RetryBudgetMultiple: 2,
 		},
-		PingMaskRatio: 3,
+		PingMaskRatio: 1.5,
 		Intermediaries: []Intermediary{
 			{Setting: "nginx proxy_read_timeout", Idle: 60 * time.Second},
 			{Setting: "AWS ALB idle timeout", Idle: 60 * time.Second},

@@ -366,6 +366,12 @@ func TestDiagnoses(t *testing.T) {
 		{"ping masking", func(t *testing.T) *report.Results {
 			return results(map[string]*report.Path{report.PathStream: seedStream(t)})
 		}, "ping masking", true, []string{"max_gap", "max_byte_gap", "only stream.gap (10s)"}},
+		// The realistic simulator's shape: a ping every 5 s through pauses
+		// of up to 8 s; the idle timeout cannot see those pauses either.
+		{"ping masking, slow pings", func(t *testing.T) *report.Results {
+			hs := streamCalls{n: 1000, pauseShare: 0.3, pingEvery: 5 * time.Second, pauseMax: 8 * time.Second}.histograms()
+			return results(map[string]*report.Path{report.PathStream: path(t, 1000, ok(1000), hs)})
+		}, "ping masking", true, []string{"never went quiet for more than 5s"}},
 		// No pings: the wire is as quiet as the content.
 		{"no ping masking without pings", func(t *testing.T) *report.Results {
 			return results(map[string]*report.Path{report.PathStream: path(t, 1000, ok(1000), streamCalls{n: 1000, pauseShare: 0.3}.histograms())})

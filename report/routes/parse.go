@@ -1,8 +1,10 @@
 package routes
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +33,14 @@ var (
 func Parse(data []byte, source string) (*Config, error) {
 	p := &parser{source: source}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, &Error{Source: source, Problems: []Problem{{Source: source, Msg: fmt.Sprintf("not valid YAML: %v", err)}}}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &Error{Source: source, Problems: []Problem{{Source: source, Line: extra.Line,
+			Msg: "more than one YAML document (a second `---`); put every route under the one `routes:` list"}}}
 	}
 	cfg := &Config{Source: source}
 	if doc.Kind == 0 || len(doc.Content) == 0 {

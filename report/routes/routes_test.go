@@ -141,6 +141,8 @@ func TestRefusals(t *testing.T) {
 		{"no routes", "routes: []\n", "routes", 0, "no routes"},
 		{"not a list", "routes:\n  default: {}\n", "routes", 2, "must be a list"},
 		{"empty file", "", "", 0, "empty"},
+		{"two documents", base + "---\n" + base, "", 0, "more than one YAML document"},
+		{"not YAML", "routes: [\n", "", 0, "not valid YAML"},
 		{"missing name", strings.Replace(base, "  - name: default\n    timeouts:", "  - timeouts:", 1), "routes[0].name", 0, "needs a name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
