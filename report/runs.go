@@ -1,6 +1,10 @@
 package report
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Difference is one field in which two runs' set-ups differ.
 type Difference struct {
@@ -59,4 +63,22 @@ func (d *differences) add(field string, x, y any) {
 	if xs != ys {
 		*d = append(*d, Difference{Field: field, A: xs, B: ys})
 	}
+}
+
+// SortPaths orders path names as tables show them: stream, batch, then any
+// other name alphabetically. It sorts names in place and returns it.
+func SortPaths(names []string) []string {
+	rank := func(s string) int {
+		switch s {
+		case PathStream:
+			return 0
+		case PathBatch:
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
+	})
+	return names
 }

@@ -169,19 +169,7 @@ func stat(m *report.Metric, name string) float64 {
 	return 0
 }
 
-// orderedPaths lists path names with stream first, then batch, then any
-// other name sorted.
+// orderedPaths lists the names of paths in table order (report.SortPaths).
 func orderedPaths[V any](paths map[string]V) []string {
-	names := slices.Sorted(maps.Keys(paths))
-	rank := func(s string) int {
-		switch s {
-		case report.PathStream:
-			return 0
-		case report.PathBatch:
-			return 1
-		}
-		return 2
-	}
-	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
-	return names
+	return report.SortPaths(slices.Collect(maps.Keys(paths)))
 }
