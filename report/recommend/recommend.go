@@ -125,6 +125,14 @@ func (m *measured) both(metric string) *histo.Histogram {
 	return out
 }
 
+// used are the metrics the rules and diagnoses read; only these are
+// decoded (each dense histogram is about 230 KB).
+var used = map[string]bool{
+	report.MetricConnect: true, report.MetricHead: true, report.MetricFirstByte: true, report.MetricTTFT: true,
+	report.MetricGap: true, report.MetricMaxGap: true, report.MetricMaxByteGap: true, report.MetricTotal: true,
+	report.MetricItem: true, report.MetricAttempts: true,
+}
+
 func load(r *report.Results) (*measured, error) {
 	m := &measured{r: r, streamH: map[string]*histo.Histogram{}, batchH: map[string]*histo.Histogram{}}
 	for _, path := range []string{report.PathStream, report.PathBatch} {
@@ -137,7 +145,7 @@ func load(r *report.Results) (*measured, error) {
 			set = m.batchH
 		}
 		for name, met := range pp.Metrics {
-			if met == nil || met.HDR == "" {
+			if met == nil || met.HDR == "" || !used[name] {
 				continue
 			}
 			h, err := met.Histogram()
