@@ -245,6 +245,8 @@ func (b *builder) derive() {
 			b.warnf("stream.ttft not recommended: no stream call received a content delta")
 		}
 		b.gap()
+	} else {
+		b.warnf("stream.ttft and stream.gap not recommended: no stream calls measured (probe --mode both or stream)")
 	}
 
 	var head derivation

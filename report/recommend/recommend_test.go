@@ -238,6 +238,9 @@ func TestSeeds(t *testing.T) {
 	if batchOnly.Stream != (report.StreamTimeouts{}) {
 		t.Errorf("batch-only run recommends stream settings: %+v", batchOnly.Stream)
 	}
+	if hasWarning(batchOnly, "stream.ttft and stream.gap not recommended") == "" || hasWarning(streamOnly, "non_streaming.head and the batch settings not recommended") == "" {
+		t.Errorf("a missing path is not warned about:\n%q\n%q", batchOnly.Warnings, streamOnly.Warnings)
+	}
 	// The evidence names the rule.
 	if b := rationale(t, streamOnly, SettingTTFT).Basis; b != "2 x p99 ttft (2.1s)" {
 		t.Errorf("ttft basis = %q", b)
