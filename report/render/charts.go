@@ -326,19 +326,20 @@ func gapChart(path, name string, h *histo.Histogram, rec *report.Recommendation,
 		bars = append(bars, rect{x0: x0, x1: x1, y0: 0.5, y1: float64(b.Count), fill: fill})
 	}
 	p.Add(bars)
-	// A decade of headroom keeps the legend clear of the bars.
-	ytop := float64(peak) * 10
+	// A decade of headroom keeps the legend clear of the bars; the
+	// vertical lines stop below it.
+	ytop, ylines := float64(peak)*10, float64(peak)*2
 	if hasSplit {
 		p.Legend.Add(populationText(split.Lower), swatch{colBlue})
 		p.Legend.Add(populationText(split.Upper), swatch{colOrange})
-		if err := vline(p, usToMS(split.At), 0.5, ytop, colDark, true, "split at "+fmtMicros(split.At)); err != nil {
+		if err := vline(p, usToMS(split.At), 0.5, ylines, colDark, true, "split at "+fmtMicros(split.At)); err != nil {
 			return nil, err
 		}
 	} else {
 		p.Legend.Add(fmt.Sprintf("%d %s", h.Count(), name), swatch{colBlue})
 	}
 	if label, d := deadlineFor(name, rec); d > 0 {
-		if err := vline(p, float64(d)/float64(time.Millisecond), 0.5, ytop, colRed, false, fmt.Sprintf("%s %s", label, d)); err != nil {
+		if err := vline(p, float64(d)/float64(time.Millisecond), 0.5, ylines, colRed, false, fmt.Sprintf("%s %s", label, d)); err != nil {
 			return nil, err
 		}
 	}
@@ -357,7 +358,7 @@ func gapRange(hs []*histo.Histogram, rec *report.Recommendation) (float64, float
 	}
 	for _, m := range []string{report.MetricGap, report.MetricByteGap} {
 		if _, d := deadlineFor(m, rec); d > 0 {
-			hi = math.Max(hi, float64(d)/float64(time.Millisecond))
+			hi = math.Max(hi, 1.5*float64(d)/float64(time.Millisecond))
 		}
 	}
 	return lo / 1.5, hi
