@@ -169,8 +169,8 @@ With no --target the probe runs against the embedded simulator on 127.0.0.1
 	f.StringVar(&opts.RouteConfig, "route-config", "", "run under a route's timeouts from this YAML file (with --route)")
 	f.StringVar(&opts.Route, "route", "", "the route of --route-config")
 
-	f.IntVar(&opts.Attempts, "attempts", 3, "batch path: attempts per item, the first included")
-	f.DurationVar(&opts.RetryBudget, "retry-budget", 10*time.Minute, "batch path: total waiting between an item's attempts")
+	f.IntVar(&opts.Attempts, "attempts", probe.DefaultAttempts, "batch path: attempts per item, the first included")
+	f.DurationVar(&opts.RetryBudget, "retry-budget", probe.DefaultRetryBudget, "batch path: total waiting between an item's attempts")
 	f.DurationVar(&opts.JobDeadline, "job-deadline", 0, "batch path: give up the job after this long and write --cursor (0: none)")
 	f.StringVar(&opts.Cursor, "cursor", "", "batch path: write the unprocessed items here when the job ends early")
 	f.StringVar(&opts.Resume, "resume", "", "batch path: run exactly the items named in this cursor file")

@@ -35,6 +35,9 @@ type probeInputs struct {
 	failOn   []gate.Expr
 	baseline *report.Results
 	policy   recommend.Policy
+	// all is every prompt as loaded; prompts is what this run takes (a
+	// resumed run takes the cursor's items only). A cursor names items of all.
+	all []probe.Prompt
 }
 
 func runProbe(ctx context.Context, o *ProbeOptions) error {
@@ -83,8 +86,12 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 		Warmup:      o.Warmup,
 		Seed:        o.Seed,
 		Shard:       in.shard,
+		Attempts:    o.Attempts,
+		RetryBudget: o.RetryBudget,
+		JobDeadline: o.JobDeadline,
 	}
-	if runOpts.Requests == 0 && runOpts.Duration == 0 {
+	// A stream run needs a bound; a batch job is bounded by its items.
+	if o.Mode == probe.ModeStream && runOpts.Requests == 0 && runOpts.Duration == 0 {
 		runOpts.Requests = defaultRequests
 	}
 	if runOpts.Rate == 0 && runOpts.Concurrency == 0 {
@@ -96,7 +103,7 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 	started := time.Now()
 	prog.start()
 	var sinkErr error
-	runErr := probe.Run(ctx, runOpts, func(rec *probe.Record) {
+	summary, runErr := probe.RunWithSummary(ctx, runOpts, func(rec *probe.Record) {
 		tally.Add(rec)
 		prog.add(rec)
 		if err := sinks.add(rec); err != nil && sinkErr == nil {
@@ -109,6 +116,13 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 		return usageErr(runErr)
 	}
 	interrupted := ctx.Err() != nil
+	tally.Finish(summary)
+	if o.Cursor != "" && o.Mode != probe.ModeStream {
+		c := probe.NewCursor(o.PromptsPath, in.all, summary, in.shard)
+		if err := probe.WriteCursor(o.Cursor, c); err != nil {
+			return fmt.Errorf("--cursor: %w", err)
+		}
+	}
 
 	res, err := buildResults(o, in, tally, started, ended, interrupted)
 	if err != nil {
@@ -154,12 +168,22 @@ func (o *ProbeOptions) resolve() (*probeInputs, error) {
 	} else {
 		in.prompts = probe.BuiltinPrompts()
 	}
+	in.all = in.prompts
+	if o.Resume != "" {
+		c, err := probe.ReadCursor(o.Resume)
+		if err != nil {
+			return nil, fmt.Errorf("--resume: %w", err)
+		}
+		if in.prompts, err = probe.FilterPrompts(in.all, c); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", o.Resume, err)
+		}
+	}
 	if o.RouteConfig != "" {
 		if in.clocks, err = o.routeClocks(); err != nil {
 			return nil, err
 		}
 	}
-	if o.Shard != "" {
+	if o.Shard != "" && o.Resume == "" { // a cursor holds its shard's items already
 		if in.shard, err = shard.ParseShard(o.Shard); err != nil {
 			return nil, fmt.Errorf("--shard: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -367,5 +368,77 @@ func TestProbeInterruptWritesResults(t *testing.T) {
 	}
 	if canceled == 0 {
 		t.Error("no call was in flight at the interrupt: the test did not interrupt a run")
+	}
+}
+
+// TestProbeJobDeadlineAndResume: a batch job cut by --job-deadline writes a
+// cursor; --resume runs exactly the unprocessed items. Counted at the
+// simulator: across both runs every item completes exactly once.
+func TestProbeJobDeadlineAndResume(t *testing.T) {
+	dir := t.TempDir()
+	prompts := filepath.Join(dir, "items.jsonl")
+	var b strings.Builder
+	const items = 60
+	for i := range items {
+		fmt.Fprintf(&b, "{\"id\": \"doc-%02d\", \"prompt\": \"summarise document %02d\"}\n", i, i)
+	}
+	if err := os.WriteFile(prompts, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s := startSim(t, sim.Config{Observe: func(ri sim.RequestInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		i := strings.Index(string(ri.Body), "document ")
+		seen[string(ri.Body)[i+9:i+11]]++
+	}})
+	cursor := filepath.Join(dir, "cursor.json")
+	first, second := filepath.Join(dir, "r1.json"), filepath.Join(dir, "r2.json")
+	base := []string{"probe", "-q", "--target", s.BaseURL("openai"), "--api", "openai", "--model", "m",
+		"--mode", "batch", "--prompts", prompts, "-c", "2", "--max-tokens", "40"}
+
+	code, _, stderr := runTollgate(t, append(base, "--job-deadline", "150ms", "--cursor", cursor, "-o", first)...)
+	if code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	r1, err := report.LoadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := r1.Paths["batch"].Items
+	if it == nil || it.Done+it.Failed+it.Unprocessed != items || it.Unprocessed == 0 || it.Done == 0 {
+		t.Fatalf("first run items %+v: want done + failed + unprocessed = %d, some of each of done and unprocessed", it, items)
+	}
+
+	code, _, stderr = runTollgate(t, append(base, "--resume", cursor, "-o", second)...)
+	if code != 0 {
+		t.Fatalf("resumed run: exit %d: %s", code, stderr)
+	}
+	r2, err := report.LoadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r2.Paths["batch"].Items; got.Total != it.Unprocessed || got.Done != it.Unprocessed {
+		t.Errorf("resumed run items %+v, want exactly the %d unprocessed, all done", got, it.Unprocessed)
+	}
+	// Items canceled in flight by the deadline reached the simulator twice
+	// (once cut, once resumed); every other item exactly once, and none lost.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != items {
+		t.Errorf("the simulator saw %d distinct items, want %d", len(seen), items)
+	}
+	var twice int64
+	for id, n := range seen {
+		if n > 2 {
+			t.Errorf("item %s sent %d times", id, n)
+		}
+		if n == 2 {
+			twice++
+		}
+	}
+	if canceled := r1.Paths["batch"].Outcomes[probe.OutcomeCanceled]; twice != canceled {
+		t.Errorf("%d items sent twice, but %d were canceled in flight by the deadline", twice, canceled)
 	}
 }

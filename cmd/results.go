@@ -47,7 +47,7 @@ func buildResults(o *ProbeOptions, in *probeInputs, t *probe.Tally, started, end
 	if o.Rate == 0 && o.Concurrency == 0 {
 		res.Run.Load.Concurrency = defaultConcurrency
 	}
-	if o.Requests == 0 && o.Duration == 0 {
+	if o.Mode == probe.ModeStream && o.Requests == 0 && o.Duration == 0 {
 		res.Run.Load.Requests = defaultRequests
 	}
 	if t.Lag.Count() > 0 {
@@ -59,6 +59,9 @@ func buildResults(o *ProbeOptions, in *probeInputs, t *probe.Tally, started, end
 	}
 	for name, pt := range t.Paths {
 		p := &report.Path{Calls: pt.Calls, Outcomes: pt.Outcomes, Phases: pt.Phases, Metrics: map[string]*report.Metric{}}
+		if it := pt.Items; it != nil {
+			p.Items = &report.Items{Total: it.Total, Done: it.Done, Failed: it.Failed, Unprocessed: it.Unprocessed, Outcomes: it.Outcomes}
+		}
 		for _, metric := range pt.Metrics.Names() {
 			m, err := report.Summarize(metric, pt.Metrics.Lookup(metric))
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,9 @@ type CallerOptions struct {
 // Caller runs single calls under the seven clocks. It is safe for
 // concurrent use.
 type Caller struct {
+	// readers pools SSE readers: each holds a 32 KiB buffer that would
+	// otherwise be allocated, and collected, once per streamed call.
+	readers sync.Pool
 	proto   wire.Protocol
 	clocks  Clocks
 	client  *http.Client
@@ -74,6 +78,7 @@ func NewCaller(opts CallerOptions) (*Caller, error) {
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBodySize
 	}
+	c.readers.New = func() any { return sse.NewReader(nil, sse.Options{MaxEventSize: c.maxEvt}) }
 	return c, nil
 }
 
@@ -258,7 +263,12 @@ func (b *timedBody) Read(p []byte) (int, error) {
 // readStream consumes an SSE body, running the content clocks.
 func (c *Caller) readStream(ctx context.Context, st *callState, body *timedBody) {
 	rec := st.rec
-	rd := sse.NewReader(body, sse.Options{MaxEventSize: c.maxEvt})
+	rd := c.readers.Get().(*sse.Reader)
+	rd.Reset(body)
+	defer func() {
+		rd.Reset(nil) // drop the body, keep the buffers
+		c.readers.Put(rd)
+	}()
 	var lastContent time.Time
 	for {
 		item, err := rd.Next()
