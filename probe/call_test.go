@@ -150,27 +150,27 @@ func TestClocksFireAtTheirDeadline(t *testing.T) {
 			outcome: "timeout.idle", phase: PhaseMidStream, earliest: limit,
 		},
 		{
-			// Content stops while pings go on every 10 ms: gap fires, idle
-			// (satisfied by the pings) does not.
+			// Content stops while pings go on every 5 ms: gap fires, idle
+			// (shorter, but satisfied by the pings) does not.
 			name: "gap", stream: true,
-			clocks: func(c *Clocks) { c.Idle = limit / 2; c.Gap = limit },
+			clocks: func(c *Clocks) { c.Idle = limit * 3 / 4; c.Gap = limit },
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				s := newSSE(w)
 				s.start()
 				s.text("a")
 				s.text("b")
-				pingUntilGone(r, s, 10*time.Millisecond)
+				pingUntilGone(r, s, 5*time.Millisecond)
 			},
 			outcome: "timeout.gap", phase: PhaseMidStream, earliest: limit,
 		},
 		{
 			// message_start and pings, never content: ttft fires.
 			name: "ttft", stream: true,
-			clocks: func(c *Clocks) { c.Idle = limit / 2; c.TTFT = limit },
+			clocks: func(c *Clocks) { c.Idle = limit * 3 / 4; c.TTFT = limit },
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				s := newSSE(w)
 				s.start()
-				pingUntilGone(r, s, 10*time.Millisecond)
+				pingUntilGone(r, s, 5*time.Millisecond)
 			},
 			outcome: "timeout.ttft", phase: PhaseBeforeContent, earliest: limit,
 		},
@@ -373,8 +373,10 @@ func TestHTTP2TimeoutResetsOnlyItsStream(t *testing.T) {
 	tr := NewTransport()
 	tr.TLSClientConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 	defer tr.CloseIdleConnections()
+	// The healthy calls beside the stalled one send a delta every 10 ms; a
+	// gap deadline well above that keeps a loaded machine from killing them.
 	clocks := generous
-	clocks.Gap = limit
+	clocks.Gap = 3 * limit
 	c := newCaller(t, "anthropic", clocks, &http.Client{Transport: tr})
 
 	// One call first, so that the others share its connection.
