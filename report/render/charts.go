@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -150,10 +151,22 @@ func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	for i, t := range ticks {
 		m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9))
 		if labelled < 2 || math.Abs(m-1) < 1e-6 {
-			ticks[i].Label = time.Duration(math.Round(t.Value * float64(time.Millisecond))).String()
+			ticks[i].Label = tickLabel(t.Value)
 		}
 	}
 	return ticks
+}
+
+// tickLabel labels a tick at ms milliseconds in one unit per range (500µs,
+// 20ms, 100s), so a log axis reads 1s, 10s, 100s rather than 1m40s.
+func tickLabel(ms float64) string {
+	switch {
+	case ms < 1:
+		return strconv.FormatFloat(ms*1000, 'g', 4, 64) + "µs"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'g', 4, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'g', 6, 64) + "s"
 }
 
 // countTicks labels a count log axis at 1, 10, 100 ...
@@ -221,10 +234,31 @@ var spectrumMetrics = []struct {
 	col  color.Color
 }{{report.MetricTTFT, colBlue}, {report.MetricTotal, colOrange}, {report.MetricHead, colGreen}}
 
+// spectrumDeadline is the recommended deadline that bounds metric on
+// path, 0 when none does.
+func spectrumDeadline(path, metric string, rec *report.Recommendation) time.Duration {
+	switch {
+	case rec == nil:
+		return 0
+	case metric == report.MetricTTFT && path == report.PathStream:
+		return time.Duration(rec.Stream.TTFT)
+	case metric == report.MetricTotal:
+		return time.Duration(rec.Timeouts.Total)
+	case metric == report.MetricHead && path == report.PathBatch:
+		return time.Duration(rec.Batch.Head)
+	}
+	return 0
+}
+
+// maxDeadlineReach is how far above the slowest line a recommended deadline
+// is still drawn on a spectrum: further up it would squash the lines.
+const maxDeadlineReach = 20
+
 // spectrumChart draws latency by percentile of ttft, total and head on a
 // log latency axis against a "nines" axis, so the tail gets as much room
-// as the median.
-func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, error) {
+// as the median, and the recommended deadline of each as a dashed line in
+// its colour, so the headroom it leaves shows.
+func spectrumChart(path string, ms map[string]*report.Metric, rec *report.Recommendation) ([]byte, bool, error) {
 	p := newPlot(path + ": latency by percentile")
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency"
@@ -232,7 +266,13 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 	p.Y.Tick.Marker = durationTicks{}
 	p.X.Tick.Marker = ninesTicks{}
 	p.Legend.Left = true
-	drawn, ymax := false, 0.0
+	type deadline struct {
+		metric string
+		d      time.Duration
+		col    color.Color
+	}
+	var deadlines []deadline
+	drawn, xmax, ymax := false, 0.0, 0.0
 	for _, sm := range spectrumMetrics {
 		h := metricHistogram(ms[sm.name])
 		if h == nil || h.Count() < minSpectrumCount {
@@ -250,6 +290,10 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 		}
 		xys = append(xys, plotter.XY{X: top, Y: usToMS(h.Max())})
 		ymax = math.Max(ymax, usToMS(h.Max()))
+		xmax = math.Max(xmax, top)
+		if d := spectrumDeadline(path, sm.name, rec); d > 0 {
+			deadlines = append(deadlines, deadline{sm.name, d, sm.col})
+		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, false, fmt.Errorf("spectrum %s: %w", sm.name, err)
@@ -263,9 +307,26 @@ func spectrumChart(path string, ms map[string]*report.Metric) ([]byte, bool, err
 	if !drawn {
 		return nil, false, nil
 	}
+	top := ymax
+	for _, dl := range deadlines {
+		ms := float64(dl.d) / float64(time.Millisecond)
+		if ms > ymax*maxDeadlineReach {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: ms}, {X: xmax, Y: ms}})
+		if err != nil {
+			return nil, false, fmt.Errorf("spectrum %s deadline: %w", dl.metric, err)
+		}
+		l.Color = dl.col
+		l.Width = vg.Points(1.5)
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s deadline %s", dl.metric, dl.d), l)
+		top = math.Max(top, ms)
+	}
 	p.X.Min = 0
-	// Headroom above the slowest line keeps the legend clear of it.
-	p.Y.Max = ymax * 4
+	// Headroom above the highest line keeps the legend clear of it.
+	p.Y.Max = top * 4
 	b, err := renderSVG(p, "chart-spectrum-"+path, path+": latency by percentile (ttft, total, head)", chartWidth, chartHeight)
 	return b, err == nil, err
 }

@@ -238,12 +238,12 @@ func (d *doc) path(r *report.Results, name string, p *report.Path, width int, ch
 		d.add(t)
 	}
 	if charts {
-		svg, ok, err := spectrumChart(name, p.Metrics)
+		svg, ok, err := spectrumChart(name, p.Metrics, r.Recommendation)
 		if err != nil {
 			return err
 		}
 		if ok {
-			d.add(chart{svg, "Latency at each percentile on log axes: the x axis gives 90, 99, 99.9 ... equal room, so the tail reads as clearly as the median. A line ends at the highest percentile its sample count resolves."})
+			d.add(chart{svg, "Latency at each percentile on log axes: the x axis gives 90, 99, 99.9 ... equal room, so the tail reads as clearly as the median. A line ends at the highest percentile its sample count resolves. Dashed: the recommended deadline for that metric (ttft, total; batch head)."})
 		}
 	}
 	if el := runSeconds(r.Run); el > 0 {

@@ -160,3 +160,21 @@ func TestMarkdownEscapesCells(t *testing.T) {
 		t.Errorf("cells or text not escaped:\n%s", out)
 	}
 }
+
+func TestTickLabel(t *testing.T) {
+	for _, tc := range []struct {
+		ms   float64
+		want string
+	}{
+		{0.001, "1µs"},
+		{0.5, "500µs"},
+		{1, "1ms"},
+		{20, "20ms"},
+		{1000, "1s"},
+		{100000, "100s"}, // not 1m40s
+	} {
+		if got := tickLabel(tc.ms); got != tc.want {
+			t.Errorf("tickLabel(%g) = %q, want %q", tc.ms, got, tc.want)
+		}
+	}
+}
