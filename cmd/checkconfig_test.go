@@ -21,13 +21,7 @@ func TestCheckConfigArgs(t *testing.T) {
 
 func TestCheckConfigExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeTestFile(t, dir, name, body) }
 	spec := filepath.Join("..", "report", "routes", "testdata", "spec.yaml")
 	good := write("good.yaml", `routes:
   - name: chat
@@ -74,6 +68,16 @@ func TestCheckConfigExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeTestFile writes body to dir/name and returns the path.
+func writeTestFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func readFile(t *testing.T, path string) string {

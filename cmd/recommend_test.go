@@ -89,13 +89,7 @@ func TestRecommendCommand(t *testing.T) {
 
 func TestRecommendExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeTestFile(t, dir, name, body) }
 	broken := write("broken.json", "{not json")
 	empty := write("empty.json", `{"schema":"tollgate.results/v1","paths":{"stream":{"calls":3,"outcomes":{"transport":3},"metrics":{}}}}`)
 	badPolicy := write("policy.yaml", "ttft:\n  multipel: 3\n")

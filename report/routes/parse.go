@@ -205,29 +205,12 @@ func (p *parser) routes(seq *yaml.Node) []Route {
 
 // field returns the duration a relative key path names.
 func (r *Route) field(rel string) *time.Duration {
-	switch rel {
-	case "timeouts.connect":
-		return &r.Timeouts.Connect
-	case "timeouts.first_token":
-		return &r.Timeouts.FirstToken
-	case "timeouts.idle":
-		return &r.Timeouts.Idle
-	case "timeouts.total":
-		return &r.Timeouts.Total
-	case "stream.ttft":
-		return &r.Stream.TTFT
-	case "stream.gap":
-		return &r.Stream.Gap
-	case "non_streaming.head":
-		return &r.NonStreaming.Head
-	case "batch.item_ceiling":
-		return &r.Batch.ItemCeiling
-	case "batch.retry_budget":
-		return &r.Batch.RetryBudget
-	case "batch.job_deadline":
-		return &r.Batch.JobDeadline
+	for _, k := range durationKeys {
+		if k.key == rel {
+			return k.field(r)
+		}
 	}
-	panic("routes: no duration field " + rel)
+	panic("routes: no duration key " + rel)
 }
 
 // markBad records that key was written but could not be read, so that the

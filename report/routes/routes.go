@@ -282,37 +282,22 @@ func (r *Route) check() (refused, warned []Problem) {
 
 	// Required keys and signs; see the package comment for why a written
 	// 0 is refused rather than read as "off".
-	for _, k := range []struct {
-		key      string
-		d        time.Duration
-		required bool
-		why      string
-	}{
-		{"timeouts.connect", t.Connect, true, "a dead dial would hang until total"},
-		{"timeouts.first_token", t.FirstToken, true, "a provider that stops after the headers would hang until total (ADR 0016)"},
-		{"timeouts.idle", t.Idle, true, "a silent connection would hang until total"},
-		{"timeouts.total", t.Total, false, ""},
-		{"stream.ttft", s.TTFT, false, ""},
-		{"stream.gap", s.Gap, false, ""},
-		{"non_streaming.head", ns.Head, false, ""},
-		{"batch.item_ceiling", b.ItemCeiling, false, ""},
-		{"batch.retry_budget", b.RetryBudget, false, ""},
-		{"batch.job_deadline", b.JobDeadline, false, ""},
-	} {
+	for _, k := range durationKeys {
+		d, why := *k.field(r), k.required
 		if r.bad[k.key] {
 			continue
 		}
 		switch {
-		case k.d < 0 && k.required:
-			refuse(k.key, "%s is not positive; write a positive duration", FormatDuration(k.d))
-		case k.d < 0:
-			refuse(k.key, "%s is not positive; write a positive duration, or leave the key out to turn the clock off", FormatDuration(k.d))
-		case k.d == 0 && k.required && r.present(k.key):
-			refuse(k.key, "0 is not positive: it would cut every call at once; write a positive duration (without it %s)", k.why)
-		case k.d == 0 && r.present(k.key):
+		case d < 0 && why != "":
+			refuse(k.key, "%s is not positive; write a positive duration", FormatDuration(d))
+		case d < 0:
+			refuse(k.key, "%s is not positive; write a positive duration, or leave the key out to turn the clock off", FormatDuration(d))
+		case d == 0 && why != "" && r.present(k.key):
+			refuse(k.key, "0 is not positive: it would cut every call at once; write a positive duration (without it %s)", why)
+		case d == 0 && r.present(k.key):
 			refuse(k.key, "0 is not positive: it reads like a bound that cuts every call at once; write a positive duration, or leave the key out to turn the clock off")
-		case k.d == 0 && k.required:
-			refuse(k.key, "missing; ADR 0016 gives every route connect, first_token and idle — without it %s", k.why)
+		case d == 0 && why != "":
+			refuse(k.key, "missing; ADR 0016 gives every route connect, first_token and idle — without it %s", why)
 		}
 	}
 	if !r.bad["batch.attempts"] && (b.Attempts < 0 || (b.Attempts == 0 && r.present("batch.attempts"))) {
@@ -365,6 +350,25 @@ func (r *Route) check() (refused, warned []Problem) {
 			"not set with batch.attempts %d; retries will not wait for a retry-after, so a rate-limit episode spends every attempt at once", b.Attempts)})
 	}
 	return refused, warned
+}
+
+// durationKeys are a route's duration keys in the order Write writes them:
+// where each is held, and why ADR 0016 requires it ("" when optional).
+var durationKeys = []struct {
+	key      string
+	field    func(*Route) *time.Duration
+	required string
+}{
+	{"timeouts.connect", func(r *Route) *time.Duration { return &r.Timeouts.Connect }, "a dead dial would hang until total"},
+	{"timeouts.first_token", func(r *Route) *time.Duration { return &r.Timeouts.FirstToken }, "a provider that stops after the headers would hang until total (ADR 0016)"},
+	{"timeouts.idle", func(r *Route) *time.Duration { return &r.Timeouts.Idle }, "a silent connection would hang until total"},
+	{"timeouts.total", func(r *Route) *time.Duration { return &r.Timeouts.Total }, ""},
+	{"stream.ttft", func(r *Route) *time.Duration { return &r.Stream.TTFT }, ""},
+	{"stream.gap", func(r *Route) *time.Duration { return &r.Stream.Gap }, ""},
+	{"non_streaming.head", func(r *Route) *time.Duration { return &r.NonStreaming.Head }, ""},
+	{"batch.item_ceiling", func(r *Route) *time.Duration { return &r.Batch.ItemCeiling }, ""},
+	{"batch.retry_budget", func(r *Route) *time.Duration { return &r.Batch.RetryBudget }, ""},
+	{"batch.job_deadline", func(r *Route) *time.Duration { return &r.Batch.JobDeadline }, ""},
 }
 
 // present reports whether key was written in the file (always false for a
