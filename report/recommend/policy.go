@@ -16,6 +16,7 @@ import (
 // Policy is how measurements become route timeouts. Every number in it is
 // overridable from a YAML file (LoadPolicy; `--policy FILE`) whose keys are
 // the yaml tags below; a key left out keeps DefaultPolicy's value.
+// testdata/policy.default.yaml writes out every key with its default.
 type Policy struct {
 	// TargetKillRate is the false-kill rate a recommendation should be able
 	// to claim: a setting whose 95% upper bound is above it gets a "too few

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -551,6 +552,18 @@ func TestRecommendErrors(t *testing.T) {
 	failed := path(t, 10, map[string]int64{"transport": 10}, map[string]*histo.Histogram{})
 	if _, err := Recommend(results(map[string]*report.Path{report.PathStream: failed}), DefaultPolicy()); err == nil {
 		t.Error("no call reached the target: no error")
+	}
+}
+
+// TestPolicyDefaultFile: the documented policy file with every key is
+// exactly DefaultPolicy, so the file stays true.
+func TestPolicyDefaultFile(t *testing.T) {
+	p, err := LoadPolicy(filepath.Join("testdata", "policy.default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, DefaultPolicy()) {
+		t.Errorf("testdata/policy.default.yaml = %+v\nDefaultPolicy() = %+v", p, DefaultPolicy())
 	}
 }
 
