@@ -388,6 +388,10 @@ func (b *builder) batchSettings(connect time.Duration) {
 			fmt.Sprintf("%s x max item (%s)", num(p.Batch.RetryBudgetMultiple), human(longest)))
 	}
 	rec.Batch.RetryBudget = report.Duration(rb.round())
+	// Judged on item (first attempt to final outcome, waits included): an
+	// item that took longer than the budget would have run out of it. It
+	// overstates the kills — the item time includes the calls themselves,
+	// not only the waiting — so the count is an upper bound.
 	b.explain(SettingRetryBudget, rb, item, false)
 
 	if p.Window != nil {
