@@ -108,10 +108,16 @@ func sanitize(b []byte, n int) string {
 	return strings.TrimRight(sb.String(), " ")
 }
 
-// readMeta reads the provider's request id and the longest wait any retry
-// header asks for, relative to now. Anthropic sends its rate-limit reset
-// times on every response; they count here because after a 429 they say
-// when the limit that was hit refills. Waits already past give 0.
+// readMeta reads the provider's request id and the wait the provider asks
+// for, relative to now.
+//
+// retry-after-ms and retry-after are the provider's own answer to "when may
+// I retry" and win when present (retry-after-ms, being finer, first). Only
+// without them do the rate-limit reset headers count, and only those of a
+// limit that is exhausted (its -remaining is 0): Anthropic sends the reset
+// of every limit on every response, and the reset of a limit with plenty
+// left says nothing about when to retry — taking the longest of them turned
+// a 1 s retry-after into a minute's wait. Waits already past give 0.
 func readMeta(h http.Header, now time.Time) Meta {
 	var m Meta
 	for _, k := range []string{"Request-Id", "X-Request-Id"} {
@@ -120,41 +126,49 @@ func readMeta(h http.Header, now time.Time) Meta {
 			break
 		}
 	}
-	longest := func(d time.Duration, ok bool) {
-		if ok && d > m.RetryAfter {
-			m.RetryAfter = d
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			if d, ok := seconds(ms / 1000); ok {
+				m.RetryAfter = d
+				return m
+			}
 		}
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			longest(seconds(secs))
-		} else if t, err := http.ParseTime(v); err == nil {
-			longest(t.Sub(now), true)
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			longest(seconds(ms / 1000))
-		}
-	}
-	for _, k := range []string{
-		"Anthropic-Ratelimit-Requests-Reset",
-		"Anthropic-Ratelimit-Tokens-Reset",
-		"Anthropic-Ratelimit-Input-Tokens-Reset",
-		"Anthropic-Ratelimit-Output-Tokens-Reset",
-	} {
-		if v := strings.TrimSpace(h.Get(k)); v != "" {
-			if t, err := time.Parse(time.RFC3339, v); err == nil {
-				longest(t.Sub(now), true)
+			if d, ok := seconds(secs); ok {
+				m.RetryAfter = d
+				return m
 			}
+		} else if t, err := http.ParseTime(v); err == nil {
+			m.RetryAfter = max(t.Sub(now), 0)
+			return m
 		}
 	}
-	for _, k := range []string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
-		if v := strings.TrimSpace(h.Get(k)); v != "" {
-			if d, err := time.ParseDuration(v); err == nil {
-				longest(d, true)
-			} else if secs, err := strconv.ParseFloat(v, 64); err == nil {
-				longest(seconds(secs))
+	longest := func(d time.Duration) {
+		if d > m.RetryAfter {
+			m.RetryAfter = d
+		}
+	}
+	exhausted := func(remaining string) bool { return strings.TrimSpace(h.Get(remaining)) == "0" }
+	for _, kind := range []string{"Requests", "Tokens", "Input-Tokens", "Output-Tokens"} {
+		if !exhausted("Anthropic-Ratelimit-" + kind + "-Remaining") {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get("Anthropic-Ratelimit-"+kind+"-Reset"))); err == nil {
+			longest(t.Sub(now))
+		}
+	}
+	for _, kind := range []string{"Requests", "Tokens"} {
+		if !exhausted("X-Ratelimit-Remaining-" + kind) {
+			continue
+		}
+		v := strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + kind))
+		if d, err := time.ParseDuration(v); err == nil {
+			longest(d)
+		} else if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			if d, ok := seconds(secs); ok {
+				longest(d)
 			}
 		}
 	}

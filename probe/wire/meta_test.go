@@ -35,20 +35,37 @@ func TestReadMeta(t *testing.T) {
 		{"retry-after garbage", map[string]string{"retry-after": "soon", "retry-after-ms": "-5"}, "", 0},
 		// OpenAI's retry-after-ms.
 		{"retry-after-ms", map[string]string{"retry-after-ms": "250"}, "", 250 * time.Millisecond},
-		// The longer of retry-after and retry-after-ms.
+		// retry-after-ms, the finer of the two, wins over retry-after.
 		{"longest of two", map[string]string{"retry-after": "1", "retry-after-ms": "2500"}, "", 2500 * time.Millisecond},
-		// Anthropic's reset times, RFC 3339; the latest one counts.
+		// retry-after is the provider's own answer and wins over the resets.
+		{"retry-after over resets", map[string]string{
+			"anthropic-ratelimit-requests-remaining": "0",
+			"anthropic-ratelimit-requests-reset":     "2026-12-01T03:00:59Z",
+			"retry-after":                            "7",
+		}, "", 7 * time.Second},
+		// Without retry-after, the reset of each EXHAUSTED limit counts, the
+		// latest one; a limit with plenty left says nothing about a retry.
 		{"anthropic resets", map[string]string{
-			"anthropic-ratelimit-requests-reset":      "2026-12-01T03:00:05Z",
-			"anthropic-ratelimit-tokens-reset":        "2026-12-01T03:00:12Z",
-			"anthropic-ratelimit-input-tokens-reset":  "2026-12-01T03:00:08Z",
-			"anthropic-ratelimit-output-tokens-reset": "2026-12-01T03:00:02Z",
-			"retry-after": "7",
+			"anthropic-ratelimit-requests-remaining":      "3999",
+			"anthropic-ratelimit-requests-reset":          "2026-12-01T03:00:59Z",
+			"anthropic-ratelimit-tokens-remaining":        "0",
+			"anthropic-ratelimit-tokens-reset":            "2026-12-01T03:00:12Z",
+			"anthropic-ratelimit-input-tokens-remaining":  "0",
+			"anthropic-ratelimit-input-tokens-reset":      "2026-12-01T03:00:08Z",
+			"anthropic-ratelimit-output-tokens-remaining": "400000",
+			"anthropic-ratelimit-output-tokens-reset":     "2026-12-01T03:00:50Z",
 		}, "", 12 * time.Second},
-		// OpenAI's reset durations in Go syntax.
-		{"openai resets", map[string]string{"x-ratelimit-reset-requests": "20ms", "x-ratelimit-reset-tokens": "6m0s"}, "", 6 * time.Minute},
-		{"openai reset seconds", map[string]string{"x-ratelimit-reset-requests": "1s"}, "", time.Second},
-		{"openai reset fraction", map[string]string{"x-ratelimit-reset-tokens": "7.66s"}, "", 7660 * time.Millisecond},
+		// Anthropic sends resets on every response: none exhausted, no wait.
+		{"anthropic resets, none exhausted", map[string]string{
+			"anthropic-ratelimit-requests-remaining": "12",
+			"anthropic-ratelimit-requests-reset":     "2026-12-01T03:00:59Z",
+		}, "", 0},
+		// OpenAI's reset durations in Go syntax, for exhausted limits.
+		{"openai resets", map[string]string{"x-ratelimit-reset-requests": "20ms", "x-ratelimit-remaining-requests": "0",
+			"x-ratelimit-reset-tokens": "6m0s", "x-ratelimit-remaining-tokens": "0"}, "", 6 * time.Minute},
+		{"openai reset, not exhausted", map[string]string{"x-ratelimit-reset-tokens": "6m0s", "x-ratelimit-remaining-tokens": "15"}, "", 0},
+		{"openai reset seconds", map[string]string{"x-ratelimit-reset-requests": "1s", "x-ratelimit-remaining-requests": "0"}, "", time.Second},
+		{"openai reset fraction", map[string]string{"x-ratelimit-reset-tokens": "7.66s", "x-ratelimit-remaining-tokens": "0"}, "", 7660 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		h := http.Header{}
