@@ -250,6 +250,15 @@ func spectrumDeadline(path, metric string, rec *report.Recommendation) time.Dura
 	return 0
 }
 
+// legendHeadroom is the top of a log axis from lo whose data reach hi,
+// with room above hi for a legend of n entries, so that no line crosses it.
+func legendHeadroom(lo, hi float64, n int) float64 {
+	// A legend entry is about 14pt of the roughly 250pt a chart's data area has.
+	frac := math.Min(0.6, float64(n*14+10)/250)
+	decades := math.Log10(hi/lo) / (1 - frac)
+	return lo * math.Pow(10, decades)
+}
+
 // maxDeadlineReach is how far above the slowest line a recommended deadline
 // is still drawn on a spectrum: further up it would squash the lines.
 const maxDeadlineReach = 20
@@ -272,7 +281,7 @@ func spectrumChart(path string, ms map[string]*report.Metric, rec *report.Recomm
 		col    color.Color
 	}
 	var deadlines []deadline
-	drawn, xmax, ymax := false, 0.0, 0.0
+	drawn, xmax, ymin, ymax := false, 0.0, math.Inf(1), 0.0
 	for _, sm := range spectrumMetrics {
 		h := metricHistogram(ms[sm.name])
 		if h == nil || h.Count() < minSpectrumCount {
@@ -291,6 +300,7 @@ func spectrumChart(path string, ms map[string]*report.Metric, rec *report.Recomm
 		xys = append(xys, plotter.XY{X: top, Y: usToMS(h.Max())})
 		ymax = math.Max(ymax, usToMS(h.Max()))
 		xmax = math.Max(xmax, top)
+		ymin = math.Min(ymin, xys[0].Y)
 		if d := spectrumDeadline(path, sm.name, rec); d > 0 {
 			deadlines = append(deadlines, deadline{sm.name, d, sm.col})
 		}
@@ -325,8 +335,8 @@ func spectrumChart(path string, ms map[string]*report.Metric, rec *report.Recomm
 		top = math.Max(top, ms)
 	}
 	p.X.Min = 0
-	// Headroom above the highest line keeps the legend clear of it.
-	p.Y.Max = top * 4
+	p.Y.Min = ymin / 1.2
+	p.Y.Max = legendHeadroom(p.Y.Min, top, len(spectrumMetrics)+len(deadlines))
 	b, err := renderSVG(p, "chart-spectrum-"+path, path+": latency by percentile (ttft, total, head)", chartWidth, chartHeight)
 	return b, err == nil, err
 }
