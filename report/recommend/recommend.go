@@ -303,7 +303,7 @@ func (b *builder) gap() {
 	g := rule(b.p.Gap, maxGap, "max_gap")
 	var split string
 	if gaps := m.h(report.PathStream, report.MetricGap); gaps != nil {
-		if s, ok := histo.SplitLog(spaced(gaps)); ok {
+		if s, ok := histo.SplitLog(gaps); ok {
 			// Why the basis is the upper population and not the p99 of all
 			// gaps: a deadline near token spacing classifies every pause as
 			// death. Say what it would have cost, per call.
@@ -322,33 +322,6 @@ func (b *builder) gap() {
 		g.steps = append(g.steps, split)
 	}
 	b.explain(SettingGap, g, maxGap, true)
-}
-
-// CoalescedGap is the largest content gap taken for deltas that arrived
-// together — in one read, one TCP segment, one provider flush — rather than
-// for token spacing: 100 µs is 10,000 tokens a second, faster than any
-// generator streams. Such gaps are often the most numerous (the realistic
-// simulator's runs have thousands at 0-1 µs), and left in they are the
-// "lower population" SplitLog finds, hiding the valley between token
-// spacing and structural pauses; so the split is run without them.
-const CoalescedGap = 100 * time.Microsecond
-
-// spaced returns the gaps above CoalescedGap. The histogram API has no
-// bucket iteration, so the values are re-recorded at the tops of fine
-// log-scale bars (2,000 over the range: each at most 1% above its true
-// value, the largest exact; far finer than SplitLog's 10 bins a decade).
-func spaced(gaps *histo.Histogram) *histo.Histogram {
-	cut := int64(CoalescedGap / time.Microsecond)
-	if gaps.Min() > cut {
-		return gaps
-	}
-	out := histo.New()
-	for _, bar := range gaps.Bars(2000) {
-		if bar.Lo > cut {
-			out.RecordValues(bar.Hi, bar.Count)
-		}
-	}
-	return out
 }
 
 // batchSettings sets the item ceiling, attempts, retry budget and job
