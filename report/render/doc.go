@@ -113,19 +113,7 @@ func buildDoc(r *report.Results, width int, charts bool) (*doc, error) {
 
 // pathNames orders paths stream, batch, then any other by name.
 func pathNames(paths map[string]*report.Path) []string {
-	rank := func(s string) int {
-		switch s {
-		case report.PathStream:
-			return 0
-		case report.PathBatch:
-			return 1
-		}
-		return 2
-	}
-	names := slices.Collect(maps.Keys(paths))
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
-	})
+	names := report.SortPaths(slices.Collect(maps.Keys(paths)))
 	return slices.DeleteFunc(names, func(s string) bool { return paths[s] == nil })
 }
 
