@@ -67,7 +67,7 @@ func expNorm(rng *rand.Rand, sigma float64) float64 {
 
 // buildFrom turns the calls it owns into a results value, as the probe
 // does: histograms per path and metric, summarized by report.Summarize.
-func buildFrom(t *testing.T, calls []call, s shard.Shard) *report.Results {
+func buildFrom(t testing.TB, calls []call, s shard.Shard) *report.Results {
 	t.Helper()
 	sets := map[string]*histo.Set{}
 	r := &report.Results{
