@@ -104,7 +104,7 @@ func (e Expr) String() string { return e.Text }
 // the gate a user typed.
 func (e Expr) MarshalText() ([]byte, error) { return []byte(e.Text), nil }
 
-// Subject is the left-hand side with path, as shown in verdicts:
+// subject is the left-hand side with path, as shown in verdicts:
 // "stream.ttft.p99", "errors.rate", "batch.outcome.http.429.count".
 func (e Expr) subject(path string) string {
 	var s string
