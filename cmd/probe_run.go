@@ -252,8 +252,10 @@ func (o *ProbeOptions) checkPlainHTTP(key string, header http.Header) error {
 	return nil
 }
 
-// routeClocks takes the clocks of --route from --route-config. Clock flags
-// given on the command line override the route's values.
+// routeClocks takes the clocks of --route from --route-config, and the
+// route's batch settings (attempts, retry budget, job deadline) where their
+// flags were not given. Flags given on the command line override the
+// route's values.
 func (o *ProbeOptions) routeClocks() (probe.Clocks, error) {
 	cfg, err := routes.Load(o.RouteConfig)
 	if err != nil {
@@ -264,14 +266,24 @@ func (o *ProbeOptions) routeClocks() (probe.Clocks, error) {
 		return probe.Clocks{}, fmt.Errorf("--route: %w", err)
 	}
 	c := probe.Clocks{
-		Connect:    r.Timeouts.Connect,
-		Head:       o.Clocks.Head,
-		HeadBatch:  r.NonStreaming.Head,
-		FirstToken: r.Timeouts.FirstToken,
-		Idle:       r.Timeouts.Idle,
-		Total:      r.Timeouts.Total,
-		TTFT:       r.Stream.TTFT,
-		Gap:        r.Stream.Gap,
+		Connect:     r.Timeouts.Connect,
+		Head:        o.Clocks.Head,
+		HeadBatch:   r.NonStreaming.Head,
+		FirstToken:  r.Timeouts.FirstToken,
+		Idle:        r.Timeouts.Idle,
+		Total:       r.Timeouts.Total,
+		TTFT:        r.Stream.TTFT,
+		Gap:         r.Stream.Gap,
+		ItemCeiling: r.Batch.ItemCeiling,
+	}
+	if r.Batch.Attempts > 0 && !o.set["attempts"] {
+		o.Attempts = r.Batch.Attempts
+	}
+	if r.Batch.RetryBudget > 0 && !o.set["retry-budget"] {
+		o.RetryBudget = r.Batch.RetryBudget
+	}
+	if r.Batch.JobDeadline > 0 && !o.set["job-deadline"] {
+		o.JobDeadline = r.Batch.JobDeadline
 	}
 	if c.HeadBatch == 0 {
 		c.HeadBatch = o.Clocks.HeadBatch

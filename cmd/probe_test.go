@@ -442,3 +442,45 @@ func TestProbeJobDeadlineAndResume(t *testing.T) {
 		t.Errorf("%d items sent twice, but %d were canceled in flight by the deadline", twice, canceled)
 	}
 }
+
+// TestProbeRouteConfigClocks: --route-config gives the route's clocks and
+// batch settings; flags given on the command line win.
+func TestProbeRouteConfigClocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routes.yaml")
+	os.WriteFile(path, []byte(`routes:
+  - name: chat
+    timeouts:
+      connect: 2s
+      first_token: 10s
+      idle: 45s
+      total: 10m
+    stream:
+      ttft: 5s
+      gap: 10s
+    non_streaming:
+      head: 90s
+    batch:
+      item_ceiling: 3m
+      attempts: 4
+      retry_budget: 5m
+`), 0o644)
+	var got *ProbeOptions
+	c := NewCmdProbe(IOStreams{}, func(_ context.Context, o *ProbeOptions) error { got = o; return nil })
+	c.SetArgs([]string{"--route-config", path, "--route", "chat", "--gap", "20s", "--attempts", "2"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	clocks, err := got.routeClocks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := probe.Clocks{Connect: 2 * time.Second, Head: defaultClocks.Head, HeadBatch: 90 * time.Second,
+		FirstToken: 10 * time.Second, Idle: 45 * time.Second, Total: 10 * time.Minute, TTFT: 5 * time.Second,
+		Gap: 20 * time.Second, ItemCeiling: 3 * time.Minute}
+	if clocks != want {
+		t.Errorf("clocks %+v\nwant   %+v", clocks, want)
+	}
+	if got.Attempts != 2 || got.RetryBudget != 5*time.Minute {
+		t.Errorf("attempts %d (flag wins: 2), retry budget %v (route: 5m)", got.Attempts, got.RetryBudget)
+	}
+}

@@ -35,6 +35,7 @@ func buildResults(o *ProbeOptions, in *probeInputs, t *probe.Tally, started, end
 				HeadBatch: report.Duration(in.clocks.HeadBatch), FirstToken: report.Duration(in.clocks.FirstToken),
 				Idle: report.Duration(in.clocks.Idle), Total: report.Duration(in.clocks.Total),
 				TTFT: report.Duration(in.clocks.TTFT), Gap: report.Duration(in.clocks.Gap),
+				ItemCeiling: report.Duration(in.clocks.ItemCeiling),
 			},
 		},
 		Paths: map[string]*report.Path{},

@@ -203,6 +203,9 @@ func (c *Caller) limits(stream bool) [numClocks]time.Duration {
 		l[ClockGap] = c.clocks.Gap
 	} else {
 		l[ClockHead] = c.clocks.HeadBatch
+		if c.clocks.ItemCeiling > 0 {
+			l[ClockTotal] = c.clocks.ItemCeiling
+		}
 	}
 	return l
 }

@@ -40,15 +40,18 @@ func (c Clock) String() string {
 // Clocks holds the limits of the seven clocks; a zero limit turns a clock off.
 // Head applies to streaming calls and HeadBatch to non-streaming ones
 // (ADR-0036: a non-streaming head IS the answer, so it needs a longer wait).
+// ItemCeiling, when set, replaces Total for non-streaming calls (a route's
+// batch.item_ceiling).
 type Clocks struct {
-	Connect    time.Duration
-	Head       time.Duration
-	HeadBatch  time.Duration
-	FirstToken time.Duration
-	Idle       time.Duration
-	Total      time.Duration
-	TTFT       time.Duration
-	Gap        time.Duration
+	Connect     time.Duration
+	Head        time.Duration
+	HeadBatch   time.Duration
+	FirstToken  time.Duration
+	Idle        time.Duration
+	Total       time.Duration
+	TTFT        time.Duration
+	Gap         time.Duration
+	ItemCeiling time.Duration
 }
 
 // Validate refuses negative limits.
@@ -57,7 +60,7 @@ func (c Clocks) Validate() error {
 		name string
 		d    time.Duration
 	}{{"connect", c.Connect}, {"head", c.Head}, {"head-batch", c.HeadBatch}, {"first-token", c.FirstToken},
-		{"idle", c.Idle}, {"total", c.Total}, {"ttft", c.TTFT}, {"gap", c.Gap}} {
+		{"idle", c.Idle}, {"total", c.Total}, {"ttft", c.TTFT}, {"gap", c.Gap}, {"item-ceiling", c.ItemCeiling}} {
 		if v.d < 0 {
 			return fmt.Errorf("clock %s is %v: a limit must be positive, or 0 to turn the clock off", v.name, v.d)
 		}

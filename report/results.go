@@ -75,6 +75,9 @@ type Clocks struct {
 	Total      Duration `json:"total"`
 	TTFT       Duration `json:"ttft"`
 	Gap        Duration `json:"gap"`
+	// ItemCeiling replaces Total for non-streaming calls when set (a
+	// route's batch.item_ceiling).
+	ItemCeiling Duration `json:"item_ceiling,omitempty"`
 }
 
 // Path holds one path's (stream or batch) counts and metrics.

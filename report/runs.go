@@ -38,6 +38,7 @@ func ProbeDifferences(a, b Run) []Difference {
 	add("clocks.total", a.Clocks.Total, b.Clocks.Total)
 	add("clocks.ttft", a.Clocks.TTFT, b.Clocks.TTFT)
 	add("clocks.gap", a.Clocks.Gap, b.Clocks.Gap)
+	add("clocks.item_ceiling", a.Clocks.ItemCeiling, b.Clocks.ItemCeiling)
 	add("load.max_tokens", a.Load.MaxTokens, b.Load.MaxTokens)
 	return d
 }
