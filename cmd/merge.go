@@ -80,7 +80,11 @@ func runMerge(o *MergeOptions) error {
 		return usageErr(err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "merged %d %s", len(in), plural(len(in), "file", "files"))
+	files := "files"
+	if len(in) == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(&b, "merged %d %s", len(in), files)
 	if len(merged.Run.Shards) > 0 {
 		fmt.Fprintf(&b, " (shards %s)", strings.Join(merged.Run.Shards, " "))
 	}
@@ -99,12 +103,4 @@ func runMerge(o *MergeOptions) error {
 		}
 	}
 	return nil
-}
-
-// plural is one or many for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
