@@ -99,7 +99,7 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 	}
 
 	tally := probe.NewTally()
-	prog := newProgress(o.IO.ErrOut, o.Quiet, runOpts.Requests, runOpts.Duration)
+	prog := newProgress(o.IO.ErrOut, o.Quiet, progressTotal(runOpts, len(in.prompts)), runOpts.Duration, caller.InFlight)
 	started := time.Now()
 	prog.start()
 	var sinkErr error
@@ -396,4 +396,17 @@ func judge(o *ProbeOptions, in *probeInputs, res *report.Results) error {
 		return &ExitError{Code: ExitGateFailed, Err: errors.New("a gate failed")}
 	}
 	return nil
+}
+
+// progressTotal is the number of calls the progress bar counts toward: the
+// requests, or on a batch job its items (retries make it a lower bound).
+func progressTotal(o probe.RunOptions, prompts int) int {
+	if o.Mode == probe.ModeBatch {
+		items := o.Shard.Items(prompts)
+		if o.Requests > 0 {
+			items = min(items, o.Requests)
+		}
+		return items
+	}
+	return o.Requests
 }

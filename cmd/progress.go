@@ -32,6 +32,7 @@ type progress struct {
 	off      bool
 	requests int
 	duration time.Duration
+	inFlight func() int64
 
 	mu      sync.Mutex
 	began   time.Time
@@ -44,8 +45,8 @@ type progress struct {
 	wg    sync.WaitGroup
 }
 
-func newProgress(w io.Writer, quiet bool, requests int, duration time.Duration) *progress {
-	return &progress{w: w, tty: isTerminal(w), off: quiet, requests: requests, duration: duration,
+func newProgress(w io.Writer, quiet bool, requests int, duration time.Duration, inFlight func() int64) *progress {
+	return &progress{w: w, tty: isTerminal(w), off: quiet, requests: requests, duration: duration, inFlight: inFlight,
 		windows: [2]*histo.Histogram{histo.New(), histo.New()}, stopc: make(chan struct{})}
 }
 
@@ -141,7 +142,10 @@ func (p *progress) draw(final bool) {
 		of = fmt.Sprintf("%d calls, %s/%s", done, elapsed.Round(time.Second), p.duration)
 		frac = elapsed.Seconds() / p.duration.Seconds()
 	}
-	line := fmt.Sprintf("%s  %.1f calls/s  errors %d  p99 ttft %s", of, rate, errs, ttft)
+	if of == "" {
+		of = fmt.Sprintf("%d calls", done)
+	}
+	line := fmt.Sprintf("%s  in flight %d  %.1f calls/s  errors %d  p99 ttft %s", of, p.inFlight(), rate, errs, ttft)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s %s", bar(frac, 24), line)
 		if final {

@@ -48,8 +48,9 @@ type CallerOptions struct {
 type Caller struct {
 	// readers pools SSE readers: each holds a 32 KiB buffer that would
 	// otherwise be allocated, and collected, once per streamed call.
-	readers sync.Pool
-	proto   wire.Protocol
+	readers  sync.Pool
+	inFlight atomic.Int64
+	proto    wire.Protocol
 	clocks  Clocks
 	client  *http.Client
 	maxEvt  int
@@ -104,10 +105,15 @@ func NewTransport() *http.Transport {
 // intended is when the call should have started; pass the zero time (or
 // now) for a closed loop. ctx ends the call as "canceled".
 func (c *Caller) Call(ctx context.Context, req wire.Request, intended time.Time) *Record {
+	c.inFlight.Add(1)
+	defer c.inFlight.Add(-1)
 	rec := &Record{OutputTokens: -1}
 	c.call(ctx, req, intended, rec)
 	return rec
 }
+
+// InFlight is the number of calls in progress, for live progress.
+func (c *Caller) InFlight() int64 { return c.inFlight.Load() }
 
 // callState is the mutable state of one call, shared with httptrace hooks.
 type callState struct {
