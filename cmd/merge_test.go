@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -93,6 +94,23 @@ func TestMergeCommandEqualsUnsplit(t *testing.T) {
 	for name, wm := range want.Metrics {
 		if gm := got.Metrics[name]; gm == nil || *gm != *wm {
 			t.Errorf("%s: merged %+v\nwant unsplit %+v", name, gm, wm)
+		}
+	}
+	// compare sees no difference at all between the merge and the unsplit run.
+	code, out, errOut = runTollgate(t, "compare", filepath.Join(dir, "whole.json"), filepath.Join(dir, "merged.json"), "--format", "json")
+	var cmp struct {
+		Breached bool
+		Rows     []struct {
+			Metric, Stat string
+			Delta        float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil || code != ExitOK || cmp.Breached || len(cmp.Rows) == 0 {
+		t.Fatalf("compare unsplit merged: exit %d, %v %s", code, err, errOut)
+	}
+	for _, r := range cmp.Rows {
+		if r.Delta != 0 {
+			t.Errorf("merged %s.%s differs from the unsplit run by %v", r.Metric, r.Stat, r.Delta)
 		}
 	}
 	if merged.Run.Load.Rate != 8 {
