@@ -51,10 +51,10 @@ type Caller struct {
 	readers  sync.Pool
 	inFlight atomic.Int64
 	proto    wire.Protocol
-	clocks  Clocks
-	client  *http.Client
-	maxEvt  int
-	maxBody int64
+	clocks   Clocks
+	client   *http.Client
+	maxEvt   int
+	maxBody  int64
 }
 
 // NewCaller validates opts and returns a Caller.
