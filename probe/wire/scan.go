@@ -327,15 +327,6 @@ func (s *scanner) skip() {
 	}
 }
 
-// isNull consumes a value and reports whether it was null.
-func (s *scanner) isNull() bool {
-	if s.peek() == 'n' {
-		return s.literal("null")
-	}
-	s.skip()
-	return false
-}
-
 // valid reports whether b is one complete JSON value, like json.Valid.
 func valid(b []byte) bool {
 	s := scanner{b: b}
