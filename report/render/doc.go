@@ -107,6 +107,9 @@ func buildDoc(r *report.Results, width int, charts bool) (*doc, error) {
 	}
 	if r.Recommendation != nil {
 		d.recommendation(r.Recommendation, width)
+		if r.Paths[report.PathStream] != nil && r.Paths[report.PathBatch] != nil {
+			d.twoPaths(r.Recommendation)
+		}
 	}
 	return d, nil
 }

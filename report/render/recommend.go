@@ -117,3 +117,34 @@ func rationaleRow(name, value string, r report.Rationale) []string {
 	}
 	return []string{name, value, r.Basis, killed, upper, stall}
 }
+
+// twoPaths sets the two paths' deadlines side by side, as design note 002's
+// "two paths, six numbers": an interactive deadline protects a person's
+// attention, a batch deadline a delivery commitment, so each path has its
+// own instruments and the same number is wrong on both.
+func (d *doc) twoPaths(rec *report.Recommendation) {
+	orNone := func(v report.Duration, none string) string {
+		if v == 0 {
+			return none
+		}
+		return v.String()
+	}
+	job := orNone(rec.Batch.JobDeadline, "tollgate plan")
+	attempts := "-"
+	if rec.Batch.Attempts > 0 {
+		attempts = fmt.Sprint(rec.Batch.Attempts)
+	}
+	d.add(heading{2, "Two paths, different instruments"},
+		table{
+			header: []string{"interactive", "value", "bulk", "value"},
+			right:  []bool{false, true, false, true},
+			wrap:   -1,
+			rows: [][]string{
+				{"connect", orNone(rec.Timeouts.Connect, "-"), "item ceiling", orNone(rec.Batch.ItemCeiling, "-")},
+				{"ttft", orNone(rec.Stream.TTFT, "-"), "attempts", attempts},
+				{"gap", orNone(rec.Stream.Gap, "-"), "retry allowance", orNone(rec.Batch.RetryBudget, "-")},
+				{"attempts", "1", "job deadline", job},
+			},
+		},
+		para{plain, "The interactive path (stream) notices that nothing is arriving while a person waits, and leaves retrying to the caller; the bulk path (batch) tolerates slowness per item and bounds the job instead, its deadline from the window the results are needed in (tollgate plan). Swapping them fails both (design note 002)."})
+}
