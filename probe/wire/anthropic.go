@@ -182,10 +182,7 @@ func (anthropic) ParseBody(body []byte) (Body, error) {
 			Text     string `json:"text"`
 			Thinking string `json:"thinking"`
 		} `json:"content"`
-		Usage *struct {
-			InputTokens  *int64 `json:"input_tokens"`
-			OutputTokens *int64 `json:"output_tokens"`
-		} `json:"usage"`
+		Usage *tokenUsage `json:"usage"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Body{}, fmt.Errorf("parse anthropic message body: %w", err)
@@ -199,11 +196,22 @@ func (anthropic) ParseBody(body []byte) (Body, error) {
 			b.HasContent = true
 		}
 	}
-	if m.Usage != nil {
-		b.InputTokens = orNone(m.Usage.InputTokens)
-		b.OutputTokens = orNone(m.Usage.OutputTokens)
-	}
+	b.InputTokens, b.OutputTokens = m.Usage.counts()
 	return b, nil
+}
+
+// tokenUsage is the usage object of Messages and Responses bodies.
+type tokenUsage struct {
+	InputTokens  *int64 `json:"input_tokens"`
+	OutputTokens *int64 `json:"output_tokens"`
+}
+
+// counts returns the input and output tokens, -1 for each one absent.
+func (u *tokenUsage) counts() (in, out int64) {
+	if u == nil {
+		return -1, -1
+	}
+	return orNone(u.InputTokens), orNone(u.OutputTokens)
 }
 
 // orNone returns *p, or -1 when the field was absent.

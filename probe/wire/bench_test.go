@@ -1,9 +1,6 @@
 package wire
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,16 +30,7 @@ func benchItems(b *testing.B, p Protocol) []sse.Item {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rd := sse.NewReader(bytes.NewReader(raw), sse.Options{})
-		for {
-			it, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			own := sse.Item{Kind: it.Kind, Type: bytes.Clone(it.Type), Data: bytes.Clone(it.Data), Comment: bytes.Clone(it.Comment)}
+		for _, own := range readItems(b, raw) {
 			n := 1
 			if p.Classify(&own).Kind == Content {
 				n = contentWeight

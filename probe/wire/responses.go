@@ -139,10 +139,7 @@ func (responses) ParseBody(body []byte) (Body, error) {
 			Arguments string `json:"arguments"`
 			Input     string `json:"input"`
 		} `json:"output"`
-		Usage *struct {
-			InputTokens  *int64 `json:"input_tokens"`
-			OutputTokens *int64 `json:"output_tokens"`
-		} `json:"usage"`
+		Usage *tokenUsage `json:"usage"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
 		return Body{}, fmt.Errorf("parse openai responses body: %w", err)
@@ -165,9 +162,6 @@ func (responses) ParseBody(body []byte) (Body, error) {
 			}
 		}
 	}
-	if r.Usage != nil {
-		b.InputTokens = orNone(r.Usage.InputTokens)
-		b.OutputTokens = orNone(r.Usage.OutputTokens)
-	}
+	b.InputTokens, b.OutputTokens = r.Usage.counts()
 	return b, nil
 }

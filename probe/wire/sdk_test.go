@@ -3,8 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,15 +33,7 @@ func TestOwnStreamsDecodeWithSDKs(t *testing.T) {
 				acc   openai.ChatCompletionAccumulator
 				kinds = filepath.Base(filepath.Dir(file))
 			)
-			rd := sse.NewReader(bytes.NewReader(raw), sse.Options{})
-			for {
-				it, err := rd.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, it := range readItems(t, raw) {
 				if it.Kind != sse.KindEvent {
 					continue
 				}

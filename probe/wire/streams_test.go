@@ -267,21 +267,35 @@ func TestTTFTFirstContent(t *testing.T) {
 	}
 }
 
-// nthEvent returns a copy of the data of the n-th event (comments not counted).
+// nthEvent returns the data of the n-th event (comments not counted).
 func nthEvent(t *testing.T, stream []byte, n int) []byte {
 	t.Helper()
-	rd := sse.NewReader(bytes.NewReader(stream), sse.Options{})
-	for i := 0; ; {
-		it, err := rd.Next()
-		if err != nil {
-			t.Fatalf("event %d: %v", n, err)
-		}
+	for _, it := range readItems(t, stream) {
 		if it.Kind != sse.KindEvent {
 			continue
 		}
-		if i == n {
-			return bytes.Clone(it.Data)
+		if n == 0 {
+			return it.Data
 		}
-		i++
+		n--
+	}
+	t.Fatalf("stream has no event %d", n)
+	return nil
+}
+
+// readItems reads a whole stream into Items that own their bytes.
+func readItems(tb testing.TB, stream []byte) []sse.Item {
+	tb.Helper()
+	var items []sse.Item
+	rd := sse.NewReader(bytes.NewReader(stream), sse.Options{})
+	for {
+		it, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return items
+		}
+		if err != nil {
+			tb.Fatalf("read stream: %v", err)
+		}
+		items = append(items, sse.Item{Kind: it.Kind, Type: bytes.Clone(it.Type), Data: bytes.Clone(it.Data), Comment: bytes.Clone(it.Comment)})
 	}
 }
