@@ -93,13 +93,16 @@ type Stats struct {
 
 // Server is the simulated provider. It is an http.Handler.
 type Server struct {
-	cfg     Config
-	prof    *Profile
-	replay  []replayEvent
-	next    atomic.Uint64
-	done    chan struct{}
-	closing sync.Once
-	active  sync.WaitGroup
+	cfg    Config
+	prof   *Profile
+	replay []replayEvent
+	next   atomic.Uint64
+	done   chan struct{}
+
+	// life guards closed so that no handler joins active once Close waits.
+	life   sync.Mutex
+	closed bool
+	active sync.WaitGroup
 
 	mu    sync.Mutex
 	stats Stats
@@ -165,8 +168,24 @@ func (s *Server) Stats() Stats {
 // are dropped) and waits for their handlers to return. The Server answers
 // no request after Close.
 func (s *Server) Close() {
-	s.closing.Do(func() { close(s.done) })
+	s.life.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	s.life.Unlock()
 	s.active.Wait()
+}
+
+// begin registers a handler with Close; false means the server is closed.
+func (s *Server) begin() bool {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return false
+	}
+	s.active.Add(1)
+	return true
 }
 
 // requestBody holds the request fields the simulator reads.
@@ -204,12 +223,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, em, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
 		return
 	}
-	select {
-	case <-s.done:
+	if !s.begin() {
 		writeError(w, em, http.StatusServiceUnavailable, "api_error", "the simulator is shutting down")
 		return
-	default:
 	}
+	defer s.active.Done()
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
 		return
@@ -246,8 +264,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			IncludeUsage: c.includeUsage, Fault: fault, Header: r.Header.Clone(), Body: body,
 		})
 	}
-	s.active.Add(1)
-	defer s.active.Done()
 	defer s.logCall(c)
 	c.serve()
 }
