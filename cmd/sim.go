@@ -90,12 +90,17 @@ func simConfig(opts *SimOptions, log io.Writer) (sim.Config, error) {
 	} else if cfg.Profile, err = sim.NamedProfile(opts.Profile); err != nil {
 		return cfg, fmt.Errorf("--profile: %w", err)
 	}
+	sum := 0.0
 	for _, s := range opts.Faults {
 		fr, err := sim.ParseFaultRate(s)
 		if err != nil {
 			return cfg, fmt.Errorf("--fault: %w", err)
 		}
 		cfg.Faults = append(cfg.Faults, fr)
+		sum += fr.Rate
+	}
+	if sum > 1 {
+		return cfg, fmt.Errorf("--fault: the rates add up to %g, more than 1 (at most one fault per call)", sum)
 	}
 	if opts.Replay != "" {
 		if cfg.Replay, err = sim.LoadReplay(opts.Replay); err != nil {
