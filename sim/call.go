@@ -127,11 +127,7 @@ func (c *call) serve() {
 		c.refuse()
 		return
 	}
-	maxTokens := c.maxTokens
-	if maxTokens <= 0 {
-		maxTokens = defaultMaxTokens
-	}
-	sched := c.srv.prof.Schedule(scheduleRNG(c.srv.cfg.Seed, c.idx), maxTokens)
+	sched := c.srv.prof.ScheduleFor(c.srv.cfg.Seed, c.idx, c.maxTokens)
 	ans := c.newAnswer(&sched)
 	c.d = newWire(c.api, ans)
 	c.rc = http.NewResponseController(c.w)

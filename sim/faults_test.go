@@ -132,11 +132,7 @@ func TestFaultsAnthropicStream(t *testing.T) {
 				t.Errorf("read ended with %v, want a connection reset", r.endErr)
 			}
 		}},
-		{"head-stall", func(t *testing.T, r rawResult) {
-			if r.head != "" || !timedOut(r.endErr) {
-				t.Errorf("head %q err %v: want nothing and an open connection", r.head, r.endErr)
-			}
-		}},
+		{"head-stall", stalledBeforeHead},
 		{"first-byte-stall", func(t *testing.T, r rawResult) {
 			mustHead(t, r, "200", "text/event-stream")
 			if len(r.body) != 0 || !timedOut(r.endErr) {
@@ -274,17 +270,9 @@ func TestFaultsNonStreaming(t *testing.T) {
 		fault string
 		check func(t *testing.T, r rawResult)
 	}{
-		{"head-stall", func(t *testing.T, r rawResult) {
-			if r.head != "" || !timedOut(r.endErr) {
-				t.Errorf("head %q err %v", r.head, r.endErr)
-			}
-		}},
+		{"head-stall", stalledBeforeHead},
 		// A non-streaming body is written at the end: no-content stalls the head.
-		{"no-content", func(t *testing.T, r rawResult) {
-			if r.head != "" || !timedOut(r.endErr) {
-				t.Errorf("head %q err %v", r.head, r.endErr)
-			}
-		}},
+		{"no-content", stalledBeforeHead},
 		{"first-byte-stall", func(t *testing.T, r rawResult) {
 			mustHead(t, r, "200", "application/json")
 			if len(r.body) != 0 || !timedOut(r.endErr) {
@@ -403,6 +391,14 @@ func fixture(t *testing.T, parts ...string) string {
 		t.Skipf("fixture %s not available: %v", path, err)
 	}
 	return path
+}
+
+// stalledBeforeHead checks that nothing arrived and the connection is open.
+func stalledBeforeHead(t *testing.T, r rawResult) {
+	t.Helper()
+	if r.head != "" || !timedOut(r.endErr) {
+		t.Errorf("head %q err %v: want nothing and an open connection", r.head, r.endErr)
+	}
 }
 
 func mustHead(t *testing.T, r rawResult, status, contentType string) {

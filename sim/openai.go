@@ -332,14 +332,18 @@ func (w *responsesWire) blockStart(b []byte, thinking bool) []byte {
 	return endEvent(append(w.part(b, thinking, ""), '}'))
 }
 
-func (w *responsesWire) delta(b []byte, thinking bool, text string) []byte {
+// textEvent is a delta or done event of the reasoning summary or of the
+// output text; field is where text goes ("delta" or "text").
+func (w *responsesWire) textEvent(b []byte, thinking bool, kind, field, text string) []byte {
 	if thinking {
-		b = w.event(b, "response.reasoning_summary_text.delta")
+		b = w.event(b, "response.reasoning_summary_text."+kind)
 	} else {
-		b = w.event(b, "response.output_text.delta")
+		b = w.event(b, "response.output_text."+kind)
 	}
 	b = w.where(b, thinking)
-	b = append(b, `,"delta":`...)
+	b = append(b, `,"`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
 	b = appendString(b, text)
 	if !thinking {
 		b = append(b, `,"logprobs":[]`...)
@@ -347,21 +351,16 @@ func (w *responsesWire) delta(b []byte, thinking bool, text string) []byte {
 	return endEvent(append(b, '}'))
 }
 
+func (w *responsesWire) delta(b []byte, thinking bool, text string) []byte {
+	return w.textEvent(b, thinking, "delta", "delta", text)
+}
+
 func (w *responsesWire) blockStop(b []byte, thinking bool) []byte {
 	text := w.a.text
 	if thinking {
 		text = w.a.thinking
-		b = w.event(b, "response.reasoning_summary_text.done")
-	} else {
-		b = w.event(b, "response.output_text.done")
 	}
-	b = w.where(b, thinking)
-	b = append(b, `,"text":`...)
-	b = appendString(b, text)
-	if !thinking {
-		b = append(b, `,"logprobs":[]`...)
-	}
-	b = endEvent(append(b, '}'))
+	b = w.textEvent(b, thinking, "done", "text", text)
 	if thinking {
 		b = w.event(b, "response.reasoning_summary_part.done")
 	} else {

@@ -113,16 +113,25 @@ func (q *Quantity) UnmarshalYAML(n *yaml.Node) error {
 		*q = Quantity(f)
 		return nil
 	}
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("line %d: want a number or a duration: %w", n.Line, err)
-	}
-	d, err := time.ParseDuration(s)
+	d, err := durationNode(n)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return err
 	}
 	*q = Quantity(d)
 	return nil
+}
+
+// durationNode reads a Go duration string from a YAML node.
+func durationNode(n *yaml.Node) (time.Duration, error) {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return 0, fmt.Errorf("line %d: want a number or a duration: %w", n.Line, err)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return d, nil
 }
 
 // Duration is a time.Duration written as a Go duration string in a profile file.
@@ -130,13 +139,9 @@ type Duration time.Duration
 
 // UnmarshalYAML reads a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("line %d: want a duration: %w", n.Line, err)
-	}
-	v, err := time.ParseDuration(s)
+	v, err := durationNode(n)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return err
 	}
 	*d = Duration(v)
 	return nil
@@ -426,6 +431,17 @@ func (p *Profile) Schedule(rng *rand.Rand, maxTokens int) Schedule {
 		}
 	}
 	return s
+}
+
+// ScheduleFor is the schedule a Server with this profile and seed draws
+// for request number index (0-based, in arrival order) with the request's
+// max_tokens (0: the server's default of 4096). Tests use it to know, without
+// sleeping, what the simulator will send.
+func (p *Profile) ScheduleFor(seed int64, index uint64, maxTokens int) Schedule {
+	if maxTokens <= 0 {
+		maxTokens = defaultMaxTokens
+	}
+	return p.Schedule(scheduleRNG(seed, index), maxTokens)
 }
 
 // scheduleRNG is the random source of request index idx under seed: the

@@ -73,7 +73,7 @@ var responsesParams = responses.ResponseNewParams{
 // expected returns the text and token count the simulator answers request
 // idx of a fast-profile server with seed 0.
 func expected(idx uint64, prof *Profile, maxTokens int) (thinking, text string, tokens int) {
-	s := prof.Schedule(scheduleRNG(0, idx), maxTokens)
+	s := prof.ScheduleFor(0, idx, maxTokens)
 	for i := range s.Tokens {
 		if i < s.Thinking {
 			thinking += token(idx, i)
