@@ -25,6 +25,29 @@ type rawResult struct {
 	ended     time.Duration // when reading stopped, from the request
 	endErr    error         // io.EOF, a reset, or os.ErrDeadlineExceeded (still open)
 	completed bool          // the chunked body ended with its last chunk
+	raw       []byte        // every byte read, head included
+	reads     []rawRead     // when each read returned and where it ended in raw
+}
+
+// rawRead is one read that returned bytes.
+type rawRead struct {
+	at  time.Duration
+	end int
+}
+
+// firstAt returns when the first occurrence of marker arrived, from the
+// request; ok is false when it never did.
+func (r rawResult) firstAt(marker string) (at time.Duration, ok bool) {
+	i := bytes.Index(r.raw, []byte(marker))
+	if i < 0 {
+		return 0, false
+	}
+	for _, rd := range r.reads {
+		if rd.end >= i+len(marker) {
+			return rd.at, true
+		}
+	}
+	return 0, false
 }
 
 // rawCall sends one request on a fresh connection and reads what arrives
@@ -54,6 +77,7 @@ func rawCall(t *testing.T, ts *httptest.Server, path, fault, body string, wait t
 		if n > 0 {
 			raw = append(raw, buf[:n]...)
 			res.lastByte = time.Since(start)
+			res.reads = append(res.reads, rawRead{at: res.lastByte, end: len(raw)})
 		}
 		if err != nil {
 			res.endErr = err
@@ -65,6 +89,7 @@ func rawCall(t *testing.T, ts *httptest.Server, path, fault, body string, wait t
 		}
 	}
 	res.ended = time.Since(start)
+	res.raw = raw
 	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
 		res.head = string(raw[:i+4])
 		rest := raw[i+4:]
