@@ -12,31 +12,43 @@ type anthropicWire struct {
 // text that says what it is.
 const fakeSignature = "dG9sbGdhdGUtc2ltdWxhdG9yLXNpZ25hdHVyZS1ub3QtYS1yZWFsLW9uZQ=="
 
+// anthropicStatic are the headers every Anthropic answer carries, built
+// once: value slices are shared between answers and never modified.
+var anthropicStatic = staticHeaders(
+	"Anthropic-Organization-Id", "00000000-0000-0000-0000-000000000000",
+	"Anthropic-Ratelimit-Requests-Limit", "4000",
+	"Anthropic-Ratelimit-Tokens-Limit", "2000000",
+	"Anthropic-Ratelimit-Tokens-Remaining", "2000000",
+	"Anthropic-Ratelimit-Input-Tokens-Limit", "1600000",
+	"Anthropic-Ratelimit-Input-Tokens-Remaining", "1600000",
+	"Anthropic-Ratelimit-Output-Tokens-Limit", "400000",
+	"Anthropic-Ratelimit-Output-Tokens-Remaining", "400000",
+)
+
 func (w *anthropicWire) headers(h http.Header, status int) {
+	copyStatic(h, anthropicStatic)
 	if w.a != nil {
-		h.Set("Request-Id", w.a.reqID)
+		h["Request-Id"] = []string{w.a.reqID}
 	}
-	h.Set("Anthropic-Organization-Id", "00000000-0000-0000-0000-000000000000")
-	remaining := "3999"
+	remaining := remainingOK
 	if status == http.StatusTooManyRequests {
-		remaining = "0"
+		remaining = remainingNone
 	}
-	reset := resetTime()
-	for _, kind := range []struct{ name, limit string }{
-		{"requests", "4000"}, {"tokens", "2000000"}, {"input-tokens", "1600000"}, {"output-tokens", "400000"},
-	} {
-		h.Set("Anthropic-Ratelimit-"+kind.name+"-Limit", kind.limit)
-		if kind.name == "requests" {
-			h.Set("Anthropic-Ratelimit-"+kind.name+"-Remaining", remaining)
-		} else {
-			h.Set("Anthropic-Ratelimit-"+kind.name+"-Remaining", kind.limit)
-		}
-		h.Set("Anthropic-Ratelimit-"+kind.name+"-Reset", reset)
+	h["Anthropic-Ratelimit-Requests-Remaining"] = remaining
+	reset := []string{resetTime()}
+	for _, k := range []string{"Anthropic-Ratelimit-Requests-Reset", "Anthropic-Ratelimit-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Reset"} {
+		h[k] = reset
 	}
 	if status >= 429 {
-		h.Set("X-Should-Retry", "true")
+		h["X-Should-Retry"] = shouldRetry
 	}
 }
+
+var (
+	remainingOK   = []string{"3999"}
+	remainingNone = []string{"0"}
+	shouldRetry   = []string{"true"}
+)
 
 func (w *anthropicWire) usage(b []byte, outputTokens int) []byte {
 	b = append(b, `{"input_tokens":`...)

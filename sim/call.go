@@ -54,13 +54,22 @@ var words = strings.Fields(`the gateway keeps a separate clock for every phase o
 stalled stream is told apart from a slow one while pings arrive and the model thinks about
 tool use before it answers with text that flows token by token until the last delta lands`)
 
+// spacedWords are the words with their leading space, built once.
+var spacedWords = func() []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = " " + w
+	}
+	return out
+}()
+
 // token returns the text of delta i of the answer to request idx.
 func token(idx uint64, i int) string {
-	w := words[(idx*31+uint64(i)*7)%uint64(len(words))]
+	k := (idx*31 + uint64(i)*7) % uint64(len(words))
 	if i == 0 {
-		return w
+		return words[k]
 	}
-	return " " + w
+	return spacedWords[k]
 }
 
 // answer is what a call answers, whatever the dialect.

@@ -124,3 +124,20 @@ func endEvent(b []byte) []byte { return append(b, "\n\n"...) }
 
 // resetTime is the rate-limit window end the headers announce.
 func resetTime() string { return time.Now().Add(time.Minute).UTC().Format(time.RFC3339) }
+
+// staticHeaders builds a header from name, value pairs (names canonical).
+func staticHeaders(kv ...string) http.Header {
+	h := make(http.Header, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		h[http.CanonicalHeaderKey(kv[i])] = []string{kv[i+1]}
+	}
+	return h
+}
+
+// copyStatic sets every header of src in h, sharing src's value slices:
+// net/http only reads them.
+func copyStatic(h, src http.Header) {
+	for k, v := range src {
+		h[k] = v
+	}
+}

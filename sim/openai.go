@@ -4,24 +4,31 @@ import (
 	"net/http"
 )
 
+// openaiStatic are the headers every OpenAI answer carries, built once.
+var openaiStatic = staticHeaders(
+	"Openai-Version", "2020-10-01",
+	"Openai-Organization", "tollgate-sim",
+	"Openai-Processing-Ms", "1",
+	"X-Ratelimit-Limit-Requests", "10000",
+	"X-Ratelimit-Reset-Requests", "6ms",
+	"X-Ratelimit-Limit-Tokens", "30000000",
+	"X-Ratelimit-Remaining-Tokens", "29999000",
+	"X-Ratelimit-Reset-Tokens", "2ms",
+)
+
+var openaiRemainingOK = []string{"9999"}
+
 // openaiHeaders sets OpenAI's response headers for status.
 func openaiHeaders(h http.Header, a *answer, status int) {
+	copyStatic(h, openaiStatic)
 	if a != nil {
-		h.Set("X-Request-Id", a.reqID)
+		h["X-Request-Id"] = []string{a.reqID}
 	}
-	h.Set("Openai-Version", "2020-10-01")
-	h.Set("Openai-Organization", "tollgate-sim")
-	h.Set("Openai-Processing-Ms", "1")
-	remaining := "9999"
 	if status == http.StatusTooManyRequests {
-		remaining = "0"
+		h["X-Ratelimit-Remaining-Requests"] = remainingNone
+	} else {
+		h["X-Ratelimit-Remaining-Requests"] = openaiRemainingOK
 	}
-	h.Set("X-Ratelimit-Limit-Requests", "10000")
-	h.Set("X-Ratelimit-Remaining-Requests", remaining)
-	h.Set("X-Ratelimit-Reset-Requests", "6ms")
-	h.Set("X-Ratelimit-Limit-Tokens", "30000000")
-	h.Set("X-Ratelimit-Remaining-Tokens", "29999000")
-	h.Set("X-Ratelimit-Reset-Tokens", "2ms")
 }
 
 // openaiErrorBody is OpenAI's {"error":{...}} body.
