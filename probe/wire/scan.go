@@ -46,6 +46,11 @@ func (s *scanner) ws() {
 
 // peek returns the next non-space byte without consuming it, or 0 at the end.
 func (s *scanner) peek() byte {
+	// Compact JSON has no whitespace: the byte at the cursor, when above
+	// the space character, is the answer without the whitespace loop.
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i]
+	}
 	s.ws()
 	if s.i >= len(s.b) {
 		return 0
