@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -391,27 +392,57 @@ func TestFaultRates(t *testing.T) {
 	}
 }
 
+// TestReplay serves every captured fixture stream and checks that the
+// client receives the file byte for byte, whatever the endpoint.
 func TestReplay(t *testing.T) {
-	path := fixture(t, "anthropic", "basic_response.txt")
-	data, err := LoadReplay(path)
+	dir := fixture(t)
+	var files []string
+	for _, sub := range []string{"anthropic", "openai-chat"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".txt") || strings.HasSuffix(e.Name(), ".sse") {
+				files = append(files, filepath.Join(dir, sub, e.Name()))
+			}
+		}
+	}
+	if len(files) < 5 {
+		t.Fatalf("only %d fixture streams in %s", len(files), dir)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := LoadReplay(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ts := newTestServer(t, Config{Profile: Fast(), Replay: data})
+			r := rawCall(t, ts, "/v1/messages", "", anthropicStream, 2*time.Second)
+			if !bytes.Equal(r.body, data) || !r.completed {
+				t.Errorf("replayed body differs from the file:\n%q\nwant\n%q", r.body, data)
+			}
+		})
+	}
+
+	data, err := LoadReplay(filepath.Join(dir, "anthropic", "basic_response.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, ts := newTestServer(t, Config{Profile: Fast(), Replay: data})
-	r := rawCall(t, ts, "/v1/messages", "", anthropicStream, 2*time.Second)
-	if !bytes.Equal(r.body, data) {
-		t.Errorf("replayed body differs from the file:\n%q\nwant\n%q", r.body, data)
-	}
-	r = rawCall(t, ts, "/v1/chat/completions", "truncate", chatStream, 2*time.Second)
+	r := rawCall(t, ts, "/v1/chat/completions", "truncate", chatStream, 2*time.Second)
 	if n := bytes.Count(r.body, []byte("text_delta")); n != 1 || bytes.Contains(r.body, []byte("message_stop")) {
 		t.Errorf("truncated replay: %d deltas, body %q", n, r.body)
+	}
+	if _, err := LoadReplay(filepath.Join(dir, "missing.sse")); err == nil || !strings.Contains(err.Error(), "missing.sse") {
+		t.Errorf("missing replay file: %v", err)
 	}
 }
 
 // fixture returns a shared fixture's path, skipping when absent.
 func fixture(t *testing.T, parts ...string) string {
 	t.Helper()
-	path := strings.Join(append([]string{"..", "..", "shared", "fixtures"}, parts...), string(os.PathSeparator))
+	path := filepath.Join(append([]string{"..", "..", "shared", "fixtures"}, parts...)...)
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("fixture %s not available: %v", path, err)
 	}

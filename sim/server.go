@@ -52,7 +52,8 @@ type Config struct {
 	// Log, when not nil, gets one line per request when it ends.
 	Log io.Writer
 	// Observe, when not nil, is called with every decoded request before it
-	// is answered. It runs on the request's goroutine: keep it short.
+	// is answered. It runs on the request's goroutine, so it may be called
+	// from many goroutines at once: guard what it writes and keep it short.
 	Observe func(RequestInfo)
 }
 
