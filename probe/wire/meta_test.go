@@ -36,7 +36,7 @@ func TestReadMeta(t *testing.T) {
 		// OpenAI's retry-after-ms.
 		{"retry-after-ms", map[string]string{"retry-after-ms": "250"}, "", 250 * time.Millisecond},
 		// retry-after-ms, the finer of the two, wins over retry-after.
-		{"longest of two", map[string]string{"retry-after": "1", "retry-after-ms": "2500"}, "", 2500 * time.Millisecond},
+		{"retry-after-ms wins", map[string]string{"retry-after": "1", "retry-after-ms": "2500"}, "", 2500 * time.Millisecond},
 		// retry-after is the provider's own answer and wins over the resets.
 		{"retry-after over resets", map[string]string{
 			"anthropic-ratelimit-requests-remaining": "0",
