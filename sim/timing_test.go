@@ -65,3 +65,25 @@ func TestNonStreamingTakesTheStreamsTime(t *testing.T) {
 	head, _ := r.firstAt("\r\n\r\n")
 	inWindow(t, "non-streaming head", head, 150*time.Millisecond+4*20*time.Millisecond)
 }
+
+// TestKeepAlive: an OpenAI stream sends ": keep-alive" comments while no
+// content flows when the profile asks for them, and none otherwise.
+func TestKeepAlive(t *testing.T) {
+	p := slowProfile()
+	p.KeepAlive = Duration(40 * time.Millisecond)
+	_, ts := newTestServer(t, Config{Profile: p})
+	r := rawCall(t, ts, "/v1/chat/completions", "", chatStream, 2*time.Second)
+	first := bytes.Index(r.raw, []byte(`"content":"t`))
+	if first < 0 || !r.completed {
+		t.Fatalf("no content or incomplete: %q", r.body)
+	}
+	if n := bytes.Count(r.raw[:first], []byte(": keep-alive\n\n")); n < 2 || n > 3 {
+		t.Errorf("%d keep-alives during the 130ms before content, want one every 40ms", n)
+	}
+
+	_, ts = newTestServer(t, Config{Profile: slowProfile()})
+	r = rawCall(t, ts, "/v1/chat/completions", "", chatStream, 2*time.Second)
+	if bytes.Contains(r.body, []byte(": keep-alive")) {
+		t.Errorf("keep-alive sent by a profile without keep_alive")
+	}
+}
