@@ -20,10 +20,17 @@ import (
 //
 // The named profiles are:
 //
-//	name       head          ttft (first content delta)   token gap                 output tokens      structural pauses                  thinking            ping / keep-alive
-//	realistic  p50 250ms     lognormal p50 640ms p99 2.1s  lognormal p50 40ms p99 180ms  p50 80 p99 250   18% of calls: 1-3 pauses, p50 3s p99 9s   none              ping 5s / off
-//	fast       1ms           ~2ms (1-3ms uniform)          0.2-1ms uniform            16-48 uniform      none                               none                ping 10ms / off
-//	thinking   p50 250ms     lognormal p50 640ms p99 2.1s  lognormal p50 30ms p99 120ms  p50 60 p99 200   none                               every call, p50 300 p99 900 thinking tokens  ping 5s / off
+//	realistic  head       lognormal p50 250ms, p99 800ms
+//	           ttft       lognormal p50 640ms, p99 2.1s
+//	           gap        lognormal p50 40ms, p99 180ms
+//	           tokens     lognormal p50 80, p99 250
+//	           pauses     18% of calls: 1-3 pauses, lognormal p50 3s, p99 9s
+//	           ping       every 5s without content; no keep-alive
+//	fast       head 1ms, ttft uniform 1-3ms, gap uniform 0.2-1ms,
+//	           tokens uniform 16-48, no pauses, ping every 10ms without content
+//	thinking   head and ttft as realistic, gap lognormal p50 30ms, p99 120ms,
+//	           text tokens lognormal p50 60, p99 200, and on every call a
+//	           thinking block first: lognormal p50 300, p99 900 tokens
 //
 // The realistic numbers are those of the support-chat path measured in the
 // design note 002 (TTFT 640 ms / 2.1 s, gaps 40 ms / 180 ms at p50 / p99, and
