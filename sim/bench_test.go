@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,4 +63,34 @@ func BenchmarkServe(b *testing.B) {
 			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// BenchmarkServeLoopback is BenchmarkServe through a real loopback HTTP
+// server and client in the same process: net/http's chunked writes and
+// the client's reads are counted too, so it is a floor on what the
+// simulator serves (with -cpu 1, server and client share the one core).
+func BenchmarkServeLoopback(b *testing.B) {
+	s, err := New(Config{Profile: zeroDelay()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	defer s.Close()
+	client := ts.Client()
+	var events int
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Post(ts.URL+"/v1/messages", "application/json", strings.NewReader(anthropicStream))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += bytes.Count(body, []byte("\n\n"))
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
