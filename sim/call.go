@@ -317,19 +317,27 @@ func (c *call) buildPlan(ans *answer) *plan {
 	return p
 }
 
-// cut keeps the steps up to the k-th content step (k = 0: the opening only).
+// cut keeps the steps up to the k-th content step (k = 0: the opening
+// only). A stream with fewer content steps (a replayed capture without
+// content) keeps its opening only, so a fault never sends the terminal event.
 func (p *plan) cut(k int) {
 	seen := 0
+	last := 0
 	for i, st := range p.steps {
-		if st.content {
-			seen++
+		if !st.content {
+			continue
 		}
-		if seen == k && (k > 0 && st.content || k == 0) {
-			p.steps = p.steps[:i+1]
-			p.buf = p.buf[:st.end]
-			return
+		seen++
+		if seen > k {
+			break
 		}
+		last = i
 	}
+	if seen < k {
+		last = 0
+	}
+	p.steps = p.steps[:last+1]
+	p.buf = p.buf[:p.steps[last].end]
 }
 
 // contentSteps counts the content steps of p.

@@ -434,6 +434,16 @@ func TestReplay(t *testing.T) {
 	if n := bytes.Count(r.body, []byte("text_delta")); n != 1 || bytes.Contains(r.body, []byte("message_stop")) {
 		t.Errorf("truncated replay: %d deltas, body %q", n, r.body)
 	}
+	// A capture without any content delta: a fault still withholds the end.
+	data, err = LoadReplay(filepath.Join(dir, "anthropic", "refusal_response.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts = newTestServer(t, Config{Profile: Fast(), Replay: data})
+	r = rawCall(t, ts, "/v1/messages", "truncate", anthropicStream, 2*time.Second)
+	if !r.completed || len(r.body) == 0 || bytes.Contains(r.body, []byte("message_stop")) {
+		t.Errorf("truncated content-less replay: %q", r.body)
+	}
 	if _, err := LoadReplay(filepath.Join(dir, "missing.sse")); err == nil || !strings.Contains(err.Error(), "missing.sse") {
 		t.Errorf("missing replay file: %v", err)
 	}
