@@ -88,11 +88,9 @@ func (c *call) replayPlan(ans *answer) *plan {
 			}
 			n++
 		}
+		// One step per event, so that a fault can cut between any two;
+		// play still sends the events due together in one write.
 		p.buf = append(p.buf, ev.raw...)
-		if len(p.steps) > 0 && !ev.content && p.steps[len(p.steps)-1].at == at {
-			p.steps[len(p.steps)-1].end = len(p.buf)
-			continue
-		}
 		p.steps = append(p.steps, step{at: at, end: len(p.buf), content: ev.content})
 	}
 	return p
