@@ -92,6 +92,7 @@ func TestSDKAnthropic(t *testing.T) {
 			ctx := context.Background()
 
 			stream := client.Messages.NewStreaming(ctx, anthropicParams)
+			defer stream.Close()
 			var msg anthropic.Message
 			for stream.Next() {
 				if err := msg.Accumulate(stream.Current()); err != nil {
@@ -153,6 +154,7 @@ func TestSDKAnthropicMaxTokens(t *testing.T) {
 	p := anthropicParams
 	p.MaxTokens = 5
 	stream := client.Messages.NewStreaming(context.Background(), p)
+	defer stream.Close()
 	var msg anthropic.Message
 	for stream.Next() {
 		_ = msg.Accumulate(stream.Current())
@@ -172,6 +174,7 @@ func TestSDKChat(t *testing.T) {
 	ctx := context.Background()
 
 	stream := client.Chat.Completions.NewStreaming(ctx, chatParams)
+	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
 	for stream.Next() {
 		acc.AddChunk(stream.Current())
@@ -215,6 +218,7 @@ func TestSDKResponses(t *testing.T) {
 			ctx := context.Background()
 
 			stream := client.Responses.NewStreaming(ctx, responsesParams)
+			defer stream.Close()
 			var text, thinking string
 			var final responses.Response
 			for stream.Next() {
@@ -272,6 +276,7 @@ func TestSDKHTTPFaults(t *testing.T) {
 				t.Errorf("anthropic 429 retry-after %q, want 1", aerr.Response.Header.Get("Retry-After"))
 			}
 			stream := ac.Messages.NewStreaming(ctx, anthropicParams)
+			defer stream.Close()
 			for stream.Next() {
 			}
 			if !errors.As(stream.Err(), &aerr) || aerr.StatusCode != tc.status {
@@ -301,6 +306,7 @@ func TestSDKErrorEvent(t *testing.T) {
 
 	ac := anthropicClient(ts, FaultErrorEvent)
 	as := ac.Messages.NewStreaming(ctx, anthropicParams)
+	defer as.Close()
 	var msg anthropic.Message
 	for as.Next() {
 		_ = msg.Accumulate(as.Current())
@@ -315,6 +321,7 @@ func TestSDKErrorEvent(t *testing.T) {
 
 	oc := openaiClient(ts, FaultErrorEvent)
 	cs := oc.Chat.Completions.NewStreaming(ctx, chatParams)
+	defer cs.Close()
 	n := 0
 	for cs.Next() {
 		n++
@@ -325,6 +332,7 @@ func TestSDKErrorEvent(t *testing.T) {
 	}
 
 	rs := oc.Responses.NewStreaming(ctx, responsesParams)
+	defer rs.Close()
 	for rs.Next() {
 	}
 	if !errors.As(rs.Err(), &serr) || !strings.Contains(serr.Message, "server_error") {
