@@ -223,8 +223,8 @@ func (p *Profile) Validate() error {
 		return fmt.Errorf("profile %s: probabilities must be within 0..1", p.Name)
 	}
 	if p.Pause.Probability > 0 {
-		if p.Pause.MinCount < 1 || p.Pause.MaxCount < p.Pause.MinCount {
-			return fmt.Errorf("profile %s: pause: need 1 <= min_count <= max_count", p.Name)
+		if p.Pause.MinCount < 1 || p.Pause.MaxCount < p.Pause.MinCount || p.Pause.MaxCount > 1000 {
+			return fmt.Errorf("profile %s: pause: need 1 <= min_count <= max_count <= 1000", p.Name)
 		}
 		if err := p.Pause.Length.validate("pause.length"); err != nil {
 			return fmt.Errorf("profile %s: %w", p.Name, err)
@@ -399,31 +399,25 @@ func (s *Schedule) Total() time.Duration {
 	return s.At(s.Tokens - 1)
 }
 
+// maxDrawnTokens bounds one drawn answer, whatever a profile's tail, so
+// that a schedule always fits in memory.
+const maxDrawnTokens = 1 << 20
+
 // Schedule draws one answer's timing. maxTokens <= 0 means no cap.
 //
 // The draws are made in a fixed order so that the same rng state gives the
-// same schedule whatever the max_tokens: the cap only cuts the tail.
+// same schedule whatever the max_tokens: the cap only cuts the tail. The
+// pauses are drawn before the gaps, over the uncut length, and the gaps
+// last, one per delta sent, so that cutting costs nothing and moves nothing.
 func (p *Profile) Schedule(rng *rand.Rand, maxTokens int) Schedule {
 	var s Schedule
 	s.TTFT = p.TTFT.duration(rng)
 	s.Head = min(p.Head.duration(rng), s.TTFT)
-	text := max(p.OutputTokens.count(rng), 1)
+	text := min(max(p.OutputTokens.count(rng), 1), maxDrawnTokens)
 	if p.Thinking.Probability > 0 && rng.Float64() < p.Thinking.Probability {
-		s.Thinking = max(p.Thinking.Tokens.count(rng), 1)
+		s.Thinking = min(max(p.Thinking.Tokens.count(rng), 1), maxDrawnTokens)
 	}
 	full := s.Thinking + text
-	gaps := make([]time.Duration, full-1)
-	for i := range gaps {
-		gaps[i] = p.Gap.duration(rng)
-	}
-	var pauses []time.Duration
-	if p.Pause.Probability > 0 && rng.Float64() < p.Pause.Probability && full > 1 {
-		count := p.Pause.MinCount + rng.IntN(p.Pause.MaxCount-p.Pause.MinCount+1)
-		pauses = make([]time.Duration, full-1)
-		for range count {
-			pauses[rng.IntN(full-1)] += p.Pause.Length.duration(rng)
-		}
-	}
 	n := full
 	if maxTokens > 0 && n > maxTokens {
 		n = maxTokens
@@ -431,10 +425,29 @@ func (p *Profile) Schedule(rng *rand.Rand, maxTokens int) Schedule {
 		s.Thinking = min(s.Thinking, n)
 	}
 	s.Tokens = n
+	type pause struct {
+		at int
+		d  time.Duration
+	}
+	var pauses []pause
+	if p.Pause.Probability > 0 && rng.Float64() < p.Pause.Probability && full > 1 {
+		count := p.Pause.MinCount + rng.IntN(p.Pause.MaxCount-p.Pause.MinCount+1)
+		for range count {
+			pauses = append(pauses, pause{at: rng.IntN(full - 1), d: p.Pause.Length.duration(rng)})
+		}
+	}
 	if n > 1 {
-		s.Gaps = gaps[:n-1]
-		if pauses != nil {
-			s.Pauses = pauses[:n-1]
+		s.Gaps = make([]time.Duration, n-1)
+		for i := range s.Gaps {
+			s.Gaps[i] = p.Gap.duration(rng)
+		}
+		for _, ps := range pauses {
+			if ps.at < n-1 {
+				if s.Pauses == nil {
+					s.Pauses = make([]time.Duration, n-1)
+				}
+				s.Pauses[ps.at] += ps.d
+			}
 		}
 	}
 	return s

@@ -213,3 +213,28 @@ func TestParseFaultRate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseProfile: any input is refused with an error or gives a profile
+// whose schedules can be drawn (no panic, no negative time, the cap held).
+func FuzzParseProfile(f *testing.F) {
+	f.Add([]byte(`{"name":"j","head":{"dist":"constant","value":"1ms"},"ttft":{"dist":"constant","value":"5ms"},"gap":{"dist":"constant","value":"1ms"},"output_tokens":{"dist":"constant","value":4}}`))
+	f.Add([]byte("name: x\nhead: {dist: uniform, min: 0s, max: 1s}\nttft: {dist: lognormal, p50: 1s, p99: 2s}\ngap: {dist: constant, value: 0s}\noutput_tokens: {dist: lognormal, p50: 3, p99: 9}\npause: {probability: 1, min_count: 1, max_count: 3, length: {dist: constant, value: 1s}}\nthinking: {probability: 0.5, tokens: {dist: uniform, min: 0, max: 4}}\n"))
+	f.Add([]byte("name: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseProfile(data)
+		if err != nil {
+			return
+		}
+		for i := range uint64(3) {
+			s := p.ScheduleFor(1, i, 64)
+			if s.Tokens < 1 || s.Tokens > 64 || s.TTFT < 0 || s.Head < 0 || s.Head > s.TTFT {
+				t.Fatalf("schedule %+v", s)
+			}
+			for _, g := range s.Gaps {
+				if g < 0 {
+					t.Fatalf("negative gap in %+v", s)
+				}
+			}
+		}
+	})
+}
