@@ -104,6 +104,13 @@ func (responses) Classify(it *sse.Item) Verdict {
 	if !s.end() {
 		return Verdict{Kind: Invalid, OutputTokens: -1, InputTokens: -1}
 	}
+	if string(typ) == "error" && len(code) == 0 && len(msg) == 0 {
+		// The live API nests the fields: {"type":"error","error":{...}}.
+		code, msg = rCode, rMsg
+		if len(code) == 0 {
+			code = rType
+		}
+	}
 	switch {
 	case string(typ) == "error":
 		v.Kind, v.ErrorType, v.ErrorMessage = Error, jsonText(code), jsonText(msg)

@@ -195,6 +195,17 @@ func TestClassifyErrorText(t *testing.T) {
 	if v.Kind != Error || v.ErrorType != "" || v.ErrorMessage != "upstream timeout" {
 		t.Errorf("non-JSON error event: got %+v", v)
 	}
+	// Responses' error event in both shapes: fields at the top level, and
+	// nested under "error" as the live API sends it.
+	for _, data := range []string{
+		`{"type":"error","code":"server_error","message":"boom","sequence_number":3}`,
+		`{"type":"error","sequence_number":3,"error":{"type":"server_error","code":"server_error","message":"boom"}}`,
+	} {
+		v = Responses().Classify(&sse.Item{Kind: sse.KindEvent, Type: []byte("error"), Data: []byte(data)})
+		if v.Kind != Error || v.ErrorType != "server_error" || v.ErrorMessage != "boom" {
+			t.Errorf("responses error %s: got %+v", data, v)
+		}
+	}
 }
 
 // TestClassifyAllocs: the common case (content, lifecycle, usage and
