@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -33,9 +34,10 @@ import (
 // own schedule, what one in-flight stream costs in memory, and whether
 // memory stays flat over a million calls. Run them with
 //
-//	go test -run '^$' -bench Capacity -benchtime 20000x ./probe/
+//	go test -run '^$' -bench Capacity ./probe/
 //
-// (scripts/bench.sh runs them with the sizes docs/benchmarks.md quotes).
+// scripts/bench.sh runs them with the sizes docs/benchmarks.md quotes
+// (-benchtime 20000x on fast, 4000x on realistic, 1000000x for the million).
 
 // capSeed is the simulator seed of every capacity run; the TTFT error is
 // computed by redrawing each call's schedule from (profile, seed, index).
@@ -105,13 +107,14 @@ func (wt *witness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer wt.active.Add(-1)
 	for p := wt.peak.Load(); n > p && !wt.peak.CompareAndSwap(p, n); p = wt.peak.Load() {
 	}
-	ww := &witnessWriter{ResponseWriter: w, f: w.(http.Flusher), fw: firstWrite{start: time.Now()}}
-	wt.h.ServeHTTP(ww, r)
-	if ww.id != "" {
-		wt.mu.Lock()
-		wt.seen[ww.id] = ww.fw
-		wt.mu.Unlock()
-	}
+	wt.h.ServeHTTP(&witnessWriter{ResponseWriter: w, f: w.(http.Flusher), wt: wt, start: time.Now()}, r)
+}
+
+// firstWrites returns what the witness saw, by request id.
+func (wt *witness) firstWrites() map[string]firstWrite {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	return maps.Clone(wt.seen)
 }
 
 // witnessWriter stamps the flush that carried the first text delta. The
@@ -120,8 +123,8 @@ func (wt *witness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type witnessWriter struct {
 	http.ResponseWriter
 	f       http.Flusher
-	fw      firstWrite
-	id      string
+	wt      *witness
+	start   time.Time
 	pending bool // a write since the last flush held the first delta
 	done    bool
 }
@@ -129,9 +132,6 @@ type witnessWriter struct {
 var textDelta = []byte(`"text_delta"`)
 
 func (w *witnessWriter) Write(p []byte) (int, error) {
-	if w.id == "" {
-		w.id = w.Header().Get("Request-Id")
-	}
 	if !w.done && bytes.Contains(p, textDelta) {
 		w.pending, w.done = true, true
 	}
@@ -140,12 +140,18 @@ func (w *witnessWriter) Write(p []byte) (int, error) {
 
 func (w *witnessWriter) Flush() {
 	w.f.Flush()
-	if w.pending {
-		// After the flush: the bytes are in the socket, where the
-		// engine's clock can first see them.
-		w.fw.content = time.Now()
-		w.pending = false
+	if !w.pending {
+		return
 	}
+	// After the flush: the bytes are in the socket, where the engine's
+	// clock can first see them. Stored now, before the client can have
+	// read them, so the call's record never comes before its entry.
+	fw := firstWrite{start: w.start, content: time.Now()}
+	w.pending = false
+	id := w.Header().Get("Request-Id")
+	w.wt.mu.Lock()
+	w.wt.seen[id] = fw
+	w.wt.mu.Unlock()
 }
 
 func (w *witnessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -266,6 +272,7 @@ func benchStreams(b *testing.B, prof *sim.Profile, concurrency int) {
 	if notOK > 0 {
 		b.Fatalf("%d of %d calls not ok: the benchmark measures healthy streams", notOK, calls)
 	}
+	seen := wt.firstWrites()
 	for _, r := range recs {
 		idx, err := simIndex(r.RequestID)
 		if err != nil {
@@ -276,7 +283,7 @@ func benchStreams(b *testing.B, prof *sim.Profile, concurrency int) {
 			mismatched++
 			continue
 		}
-		fw, ok := wt.seen[r.RequestID]
+		fw, ok := seen[r.RequestID]
 		if !ok || fw.content.IsZero() {
 			b.Fatalf("call %s: the witness saw no content delta leave", r.RequestID)
 		}
