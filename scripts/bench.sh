@@ -156,7 +156,9 @@ echo " cpu: share of ONE core, so 200% is both; the simulator draws TTFT 1-3ms o
 
 echo
 echo "== 2. the simulator's own serving benchmark"
-if go test -list '^BenchmarkServe' ./sim/ 2>/dev/null | grep -q '^BenchmarkServe'; then
+# (captured first: with pipefail, grep -q closing the pipe early would fail go test)
+serve=$(go test -list '^BenchmarkServe' ./sim/ 2>/dev/null || true)
+if grep -q '^BenchmarkServe' <<<"$serve"; then
 	run go test -run '^$' -bench Serve -benchmem ./sim/ | grep -E '^Benchmark|^ok'
 else
 	echo "(sim/ has no BenchmarkServe yet)"
