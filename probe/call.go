@@ -46,7 +46,7 @@ type CallerOptions struct {
 // Caller runs single calls under the seven clocks. It is safe for
 // concurrent use.
 type Caller struct {
-	// readers pools SSE readers: each holds a 32 KiB buffer that would
+	// readers pools SSE readers: each holds a read buffer that would
 	// otherwise be allocated, and collected, once per streamed call.
 	readers  sync.Pool
 	inFlight atomic.Int64
@@ -96,6 +96,9 @@ func NewTransport() *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
 		DisableCompression:  true, // compressed SSE would hide byte timing
+		// A request is a few hundred bytes of JSON; the default 4 KiB write
+		// buffer per connection is memory for nothing at 2,000 streams.
+		WriteBufferSize: 1 << 10,
 	}
 }
 

@@ -15,7 +15,7 @@ const DefaultMaxEventSize = 1 << 20
 // readBufferSize is the initial size of the Reader's read buffer. Provider
 // streams arrive in TCP-segment-sized pieces; 32 KiB takes a whole burst in
 // one Read without growing.
-const readBufferSize = 32 << 10
+const readBufferSize = 4 << 10
 
 // maxEmptyReads is how many consecutive (0, nil) reads the Reader accepts
 // before it gives up with io.ErrNoProgress, as bufio does.
