@@ -22,7 +22,7 @@ func gateRun(t *testing.T, dir, name string, n, failed int, factor float64, muta
 		d := lo + (hi-lo)*time.Duration(i)/time.Duration(max(n-1, 1))
 		h.Record(time.Duration(float64(d) * factor))
 	}
-	m, err := report.Summarize(report.MetricTTFT, h)
+	m, err := report.Summarize(histo.MetricTTFT, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func gateRun(t *testing.T, dir, name string, n, failed int, factor float64, muta
 		Paths: map[string]*report.Path{report.PathStream: {
 			Calls:    int64(n),
 			Outcomes: map[string]int64{"ok": int64(n - failed), "timeout.gap": int64(failed)},
-			Metrics:  map[string]*report.Metric{report.MetricTTFT: m},
+			Metrics:  map[string]*report.Metric{histo.MetricTTFT: m},
 		}},
 	}
 	if mutate != nil {

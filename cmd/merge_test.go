@@ -42,7 +42,7 @@ func shardFile(t *testing.T, dir string, n int, s shard.Shard, mutate func(*repo
 			Calls: calls, Outcomes: map[string]int64{"ok": ok, "timeout.ttft": calls - ok}, Metrics: map[string]*report.Metric{},
 		}},
 	}
-	for name, h := range map[string]*histo.Histogram{report.MetricTTFT: ttft, report.MetricGap: gap} {
+	for name, h := range map[string]*histo.Histogram{histo.MetricTTFT: ttft, histo.MetricGap: gap} {
 		m, err := report.Summarize(name, h)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/probe"
 	"github.com/tollgate-dev/tollgate/probe/shard"
 	"github.com/tollgate-dev/tollgate/probe/wire"
@@ -324,7 +325,7 @@ func (o *ProbeOptions) flagClock(flag string) time.Duration {
 // reachedTarget reports whether any call got a connection.
 func reachedTarget(t *probe.Tally) bool {
 	for _, p := range t.Paths {
-		if p.Metrics.Lookup(probe.MetricConnect) != nil && p.Metrics.Lookup(probe.MetricConnect).Count() > 0 {
+		if p.Metrics.Lookup(histo.MetricConnect) != nil && p.Metrics.Lookup(histo.MetricConnect).Count() > 0 {
 			return true
 		}
 	}

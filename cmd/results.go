@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/probe"
 	"github.com/tollgate-dev/tollgate/report"
 )
@@ -52,7 +53,7 @@ func buildResults(o *ProbeOptions, in *probeInputs, t *probe.Tally, started, end
 		res.Run.Load.Requests = defaultRequests
 	}
 	if t.Lag.Count() > 0 {
-		m, err := report.Summarize(report.MetricSchedulerLag, t.Lag)
+		m, err := report.Summarize(histo.MetricSchedulerLag, t.Lag)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/probe/wire"
 )
 
@@ -226,7 +227,7 @@ func TestBatchHonoursRetryAfter(t *testing.T) {
 	if got := tally.Paths[PathBatch].Outcomes["http.429"]; got != 2 {
 		t.Errorf("attempt outcomes http.429 = %d, want 2", got)
 	}
-	if h := tally.Paths[PathBatch].Metrics.Lookup(MetricAttempts); h == nil || h.Count() != 1 || h.Max() != 2 {
+	if h := tally.Paths[PathBatch].Metrics.Lookup(histo.MetricAttempts); h == nil || h.Count() != 1 || h.Max() != 2 {
 		t.Errorf("attempts histogram %v, want one item with 2 attempts", h)
 	}
 }
@@ -321,7 +322,7 @@ func TestBatchRetryThenSucceed(t *testing.T) {
 	if it := pt.Items; it.Done != 2 || it.Total != 2 || it.Outcomes[OutcomeOK] != 2 || len(it.Outcomes) != 1 {
 		t.Errorf("items %+v, want 2 done", it)
 	}
-	if h := pt.Metrics.Lookup(MetricItem); h == nil || h.Count() != 2 {
+	if h := pt.Metrics.Lookup(histo.MetricItem); h == nil || h.Count() != 2 {
 		t.Errorf("item histogram %v, want 2 items", h)
 	}
 }
@@ -386,7 +387,7 @@ func TestJobDeadlineAndResume(t *testing.T) {
 			t.Errorf("%s started after the deadline", id)
 		}
 	}
-	if h := tally.Paths[PathBatch].Metrics.Lookup(MetricItem); h == nil || h.Count() != 3 {
+	if h := tally.Paths[PathBatch].Metrics.Lookup(histo.MetricItem); h == nil || h.Count() != 3 {
 		t.Errorf("item histogram %v, want the 3 items with an outcome of their own", h)
 	}
 

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tollgate-dev/tollgate/histo"
 )
 
 // stallOnce is a target that answers quickly, except that its stallAt-th
@@ -57,7 +59,7 @@ func TestOpenLoopShowsAStallClosedLoopHides(t *testing.T) {
 	open := run(RunOptions{Rate: 200})
 	closed := run(RunOptions{Concurrency: 1})
 
-	openTotal, closedTotal := open.Metrics.Lookup(MetricTotal), closed.Metrics.Lookup(MetricTotal)
+	openTotal, closedTotal := open.Metrics.Lookup(histo.MetricTotal), closed.Metrics.Lookup(histo.MetricTotal)
 	if open.Calls != 200 || closed.Calls != 200 {
 		t.Fatalf("calls: open %d closed %d, want 200 each", open.Calls, closed.Calls)
 	}
@@ -73,7 +75,7 @@ func TestOpenLoopShowsAStallClosedLoopHides(t *testing.T) {
 	if m := time.Duration(closedTotal.Max()) * time.Microsecond; m < stall {
 		t.Errorf("closed loop max %v: the stalled call should still be there, once", m)
 	}
-	if open.Metrics.Lookup(MetricTotal).Count() != 200 {
+	if open.Metrics.Lookup(histo.MetricTotal).Count() != 200 {
 		t.Errorf("open loop recorded %d totals", openTotal.Count())
 	}
 }

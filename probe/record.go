@@ -28,24 +28,6 @@ const (
 	OutcomeCanceled  = "canceled"
 )
 
-// Metric names (SPEC §4), shared by histograms, tables, the results file
-// and --fail-on.
-const (
-	MetricConnect      = "connect"
-	MetricHead         = "head"
-	MetricFirstByte    = "first_byte"
-	MetricTTFT         = "ttft"
-	MetricGap          = "gap"
-	MetricMaxGap       = "max_gap"
-	MetricByteGap      = "byte_gap"
-	MetricMaxByteGap   = "max_byte_gap"
-	MetricTotal        = "total"
-	MetricOutputTokens = "output_tokens"
-	MetricTPS          = "tps"
-	MetricItem         = "item"
-	MetricAttempts     = "attempts"
-)
-
 // reached is a bit set of the phase metrics a call got to.
 type reached uint16
 

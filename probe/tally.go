@@ -97,36 +97,36 @@ func (t *Tally) Add(r *Record) {
 		pt.addItem(r)
 	}
 	if r.HasConnect() {
-		m.Record(MetricConnect, r.Connect)
+		m.Record(histo.MetricConnect, r.Connect)
 	}
 	if r.HasHead() {
-		m.Record(MetricHead, r.Head)
+		m.Record(histo.MetricHead, r.Head)
 	}
 	if r.HasFirstByte() {
-		m.Record(MetricFirstByte, r.FirstByte)
+		m.Record(histo.MetricFirstByte, r.FirstByte)
 	}
 	if r.HasTTFT() {
-		m.Record(MetricTTFT, r.TTFT)
+		m.Record(histo.MetricTTFT, r.TTFT)
 	}
 	if len(r.Gaps) > 0 {
-		recordAll(m.Get(MetricGap), r.Gaps)
-		m.Record(MetricMaxGap, r.MaxGap)
+		recordAll(m.Get(histo.MetricGap), r.Gaps)
+		m.Record(histo.MetricMaxGap, r.MaxGap)
 	}
 	if len(r.ByteGaps) > 0 {
-		recordAll(m.Get(MetricByteGap), r.ByteGaps)
-		m.Record(MetricMaxByteGap, r.MaxByteGap)
+		recordAll(m.Get(histo.MetricByteGap), r.ByteGaps)
+		m.Record(histo.MetricMaxByteGap, r.MaxByteGap)
 	}
 	if r.HasTotal() {
-		m.Record(MetricTotal, r.Total)
+		m.Record(histo.MetricTotal, r.Total)
 	}
 	if r.OutputTokens >= 0 && r.OK() {
-		m.RecordValue(MetricOutputTokens, r.OutputTokens)
+		m.RecordValue(histo.MetricOutputTokens, r.OutputTokens)
 		pt.OutputTokens += r.OutputTokens
 		if r.TokensEstimated {
 			pt.EstimatedTokens++
 		}
 		if tps := r.TPS(); tps > 0 {
-			m.RecordValue(MetricTPS, int64(tps+0.5))
+			m.RecordValue(histo.MetricTPS, int64(tps+0.5))
 		}
 	}
 }
@@ -147,8 +147,8 @@ func (pt *PathTally) addItem(r *Record) {
 	default:
 		it.Failed++
 	}
-	pt.Metrics.Record(MetricItem, r.ItemTime)
-	pt.Metrics.RecordValue(MetricAttempts, int64(r.Attempt))
+	pt.Metrics.Record(histo.MetricItem, r.ItemTime)
+	pt.Metrics.RecordValue(histo.MetricAttempts, int64(r.Attempt))
 }
 
 func (pt *PathTally) itemTally() *ItemTally {

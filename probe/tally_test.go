@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tollgate-dev/tollgate/histo"
 )
 
 // batchRec is a batch attempt; final ones carry the item's outcome.
@@ -46,7 +48,7 @@ func TestTallyItems(t *testing.T) {
 	if !slices.Equal(it.UnprocessedIDs, []string{"c", "d", "e"}) {
 		t.Errorf("unprocessed %v, want [c d e]", it.UnprocessedIDs)
 	}
-	item, attempts := pt.Metrics.Lookup(MetricItem), pt.Metrics.Lookup(MetricAttempts)
+	item, attempts := pt.Metrics.Lookup(histo.MetricItem), pt.Metrics.Lookup(histo.MetricAttempts)
 	if item.Count() != 2 || attempts.Count() != 2 || attempts.Max() != 2 {
 		t.Errorf("item count %d, attempts count %d max %d; want 2 items (a, b), most attempts 2", item.Count(), attempts.Count(), attempts.Max())
 	}

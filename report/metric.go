@@ -3,37 +3,10 @@ package report
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tollgate-dev/tollgate/histo"
 )
-
-// Metric names of SPEC §4, used alike in tables, the results file and
-// --fail-on.
-const (
-	MetricConnect      = "connect"
-	MetricHead         = "head"
-	MetricFirstByte    = "first_byte"
-	MetricTTFT         = "ttft"
-	MetricGap          = "gap"
-	MetricMaxGap       = "max_gap"
-	MetricByteGap      = "byte_gap"
-	MetricMaxByteGap   = "max_byte_gap"
-	MetricTotal        = "total"
-	MetricOutputTokens = "output_tokens"
-	MetricTPS          = "tps"
-	MetricItem         = "item"
-	MetricAttempts     = "attempts"
-	// MetricSchedulerLag is Run.SchedulerLag: how far the open-loop pacer
-	// fell behind the intended starts.
-	MetricSchedulerLag = "scheduler_lag"
-)
-
-// Metrics lists the SPEC §4 metric names in the order tables show them.
-var Metrics = []string{
-	MetricConnect, MetricHead, MetricFirstByte, MetricTTFT, MetricGap, MetricMaxGap,
-	MetricByteGap, MetricMaxByteGap, MetricTotal, MetricOutputTokens, MetricTPS,
-	MetricItem, MetricAttempts,
-}
 
 // Units of Metric.Unit.
 const (
@@ -48,11 +21,11 @@ const (
 // tps, "attempts" for attempts, and "" for a name it does not know.
 func MetricUnit(name string) string {
 	switch name {
-	case MetricOutputTokens:
+	case histo.MetricOutputTokens:
 		return UnitTokens
-	case MetricTPS:
+	case histo.MetricTPS:
 		return UnitTPS
-	case MetricAttempts:
+	case histo.MetricAttempts:
 		return UnitAttempts
 	}
 	if IsDurationMetric(name) {
@@ -65,22 +38,15 @@ func MetricUnit(name string) string {
 // summarized in ms.
 func IsDurationMetric(name string) bool {
 	switch name {
-	case MetricConnect, MetricHead, MetricFirstByte, MetricTTFT, MetricGap, MetricMaxGap,
-		MetricByteGap, MetricMaxByteGap, MetricTotal, MetricItem, MetricSchedulerLag:
+	case histo.MetricConnect, histo.MetricHead, histo.MetricFirstByte, histo.MetricTTFT, histo.MetricGap, histo.MetricMaxGap,
+		histo.MetricByteGap, histo.MetricMaxByteGap, histo.MetricTotal, histo.MetricItem, histo.MetricSchedulerLag:
 		return true
 	}
 	return false
 }
 
-// IsKnownMetric reports whether name is one of Metrics.
-func IsKnownMetric(name string) bool {
-	for _, m := range Metrics {
-		if m == name {
-			return true
-		}
-	}
-	return false
-}
+// IsKnownMetric reports whether name is one of histo.Metrics.
+func IsKnownMetric(name string) bool { return slices.Contains(histo.Metrics, name) }
 
 // Summarize turns the histogram of metric name into its results-file form:
 // count, min, mean, p50 ... p999, max and the unit, in milliseconds for

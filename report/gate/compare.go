@@ -192,9 +192,9 @@ const (
 
 func directionOf(metric string) direction {
 	switch metric {
-	case report.MetricTPS:
+	case histo.MetricTPS:
 		return lowerIsWorse
-	case report.MetricOutputTokens:
+	case histo.MetricOutputTokens:
 		return noDirection
 	}
 	return higherIsWorse
@@ -280,7 +280,7 @@ func comparePath(name string, b, n *report.Path, opt CompareOptions) ([]Row, err
 	return rows, nil
 }
 
-// orderedMetrics lists the metrics of either path in report.Metrics order,
+// orderedMetrics lists the metrics of either path in histo.Metrics order,
 // unknown names last, sorted.
 func orderedMetrics(paths ...*report.Path) []string {
 	seen := map[string]bool{}
@@ -293,7 +293,7 @@ func orderedMetrics(paths ...*report.Path) []string {
 		}
 	}
 	var out []string
-	for _, m := range report.Metrics {
+	for _, m := range histo.Metrics {
 		if seen[m] {
 			out = append(out, m)
 			delete(seen, m)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/histo"
 	"github.com/tollgate-dev/tollgate/report"
 )
 
@@ -219,7 +220,7 @@ func (e *Expr) parseSubject(left string) error {
 		if report.IsKnownMetric(parts[0]) {
 			return fmt.Errorf("subject %q has no statistic: write %s.p99 (stats: %s)", left, parts[0], strings.Join(Stats, " "))
 		}
-		return fmt.Errorf("unknown metric %q: use one of %s", parts[0], strings.Join(report.Metrics, " "))
+		return fmt.Errorf("unknown metric %q: use one of %s", parts[0], strings.Join(histo.Metrics, " "))
 	}
 	if len(parts) != 2 {
 		if !report.IsKnownMetric(parts[0]) && report.IsKnownMetric(parts[1]) {
@@ -230,7 +231,7 @@ func (e *Expr) parseSubject(left string) error {
 	e.Kind = KindMetric
 	e.Metric, e.Stat = parts[0], parts[1]
 	if !report.IsKnownMetric(e.Metric) {
-		return fmt.Errorf("unknown metric %q: use one of %s", e.Metric, strings.Join(report.Metrics, " "))
+		return fmt.Errorf("unknown metric %q: use one of %s", e.Metric, strings.Join(histo.Metrics, " "))
 	}
 	if !slices.Contains(Stats, e.Stat) {
 		return fmt.Errorf("unknown stat %q: use one of %s", e.Stat, strings.Join(Stats, " "))

@@ -239,7 +239,7 @@ func mergeSchedulerLag(out *report.Results, in []*report.Results) error {
 	if h == nil {
 		return nil
 	}
-	m, err := report.Summarize(report.MetricSchedulerLag, h)
+	m, err := report.Summarize(histo.MetricSchedulerLag, h)
 	if err != nil {
 		return fmt.Errorf("merge: run.scheduler_lag: %w", err)
 	}

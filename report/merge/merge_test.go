@@ -203,7 +203,7 @@ func TestMergeCombinesRunMetadata(t *testing.T) {
 	b.Run.Interrupted = true
 	lag := histo.New()
 	lag.Record(5 * time.Millisecond)
-	m, err := report.Summarize(report.MetricSchedulerLag, lag)
+	m, err := report.Summarize(histo.MetricSchedulerLag, lag)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ func (b *builder) diagnose() {
 // keep-alive comments) keep a byte-level idle timeout happy, so only the
 // content-level gap deadline can catch a stalled generation (002).
 func (b *builder) pingMasking() {
-	maxGap := b.m.h(report.PathStream, report.MetricMaxGap)
-	maxByte := b.m.h(report.PathStream, report.MetricMaxByteGap)
+	maxGap := b.m.h(report.PathStream, histo.MetricMaxGap)
+	maxByte := b.m.h(report.PathStream, histo.MetricMaxByteGap)
 	if maxGap == nil || maxByte == nil {
 		return
 	}
@@ -50,7 +50,7 @@ func (b *builder) intermediaries() {
 		var silent time.Duration
 		var what, bound string
 		var boundD time.Duration
-		if h := b.m.h(path, report.MetricHead); h != nil {
+		if h := b.m.h(path, histo.MetricHead); h != nil {
 			silent, what = time.Duration(h.Max())*time.Microsecond, "waiting for the response head"
 			bound, boundD = SettingFirstToken, time.Duration(b.rec.Timeouts.FirstToken)
 			if path == report.PathBatch {
@@ -58,7 +58,7 @@ func (b *builder) intermediaries() {
 				bound, boundD = SettingHead, time.Duration(b.rec.Batch.Head)
 			}
 		}
-		if h := b.m.h(path, report.MetricMaxByteGap); h != nil {
+		if h := b.m.h(path, histo.MetricMaxByteGap); h != nil {
 			if g := time.Duration(h.Max()) * time.Microsecond; g > silent {
 				silent, what = g, "between body reads (max_byte_gap)"
 				bound, boundD = SettingIdle, time.Duration(b.rec.Timeouts.Idle)
@@ -86,14 +86,14 @@ func (b *builder) mixedMode() {
 		return
 	}
 	ft := time.Duration(b.rec.Timeouts.FirstToken)
-	streamFT := rule(b.p.FirstToken, b.m.h(report.PathStream, report.MetricFirstByte), "")
+	streamFT := rule(b.p.FirstToken, b.m.h(report.PathStream, histo.MetricFirstByte), "")
 	streamOnly := histo.RoundUpHuman(streamFT.value)
 	var batchFB string
-	if h := b.m.h(report.PathBatch, report.MetricFirstByte); h != nil {
+	if h := b.m.h(report.PathBatch, histo.MetricFirstByte); h != nil {
 		batchFB = fmt.Sprintf(" (batch first_byte up to %s)", human(time.Duration(h.Max())*time.Microsecond))
 	}
 	var streamFB string
-	if h := b.m.h(report.PathStream, report.MetricFirstByte); h != nil {
+	if h := b.m.h(report.PathStream, histo.MetricFirstByte); h != nil {
 		streamFB = fmt.Sprintf(" (stream first_byte p99 %s)", human(h.QuantileDuration(99)))
 	}
 	b.warnf("mixed-mode route: it serves streaming and non-streaming calls, and first_token is one clock for both (ADR 0016); non-streaming calls send their first body byte only with the whole answer%s, so first_token is %s where the streams alone need %s%s, and a stream that stalls before its first byte waits %s (stream.ttft %s still catches it if the gateway runs content clocks) — split the route: a streaming route with first_token %s and a non-streaming route with first_token %s",
@@ -119,18 +119,18 @@ func (b *builder) censored() {
 		if pp == nil {
 			continue
 		}
-		head := runClock{"head", "--head", time.Duration(c.Head), report.MetricHead, SettingFirstToken}
+		head := runClock{"head", "--head", time.Duration(c.Head), histo.MetricHead, SettingFirstToken}
 		if path == report.PathBatch {
-			head = runClock{"head", "--head-batch", time.Duration(c.HeadBatch), report.MetricHead, SettingHead}
+			head = runClock{"head", "--head-batch", time.Duration(c.HeadBatch), histo.MetricHead, SettingHead}
 		}
 		for _, rc := range []runClock{
-			{"connect", "--connect", time.Duration(c.Connect), report.MetricConnect, SettingConnect},
+			{"connect", "--connect", time.Duration(c.Connect), histo.MetricConnect, SettingConnect},
 			head,
-			{"first_token", "--first-token", time.Duration(c.FirstToken), report.MetricFirstByte, SettingFirstToken},
-			{"idle", "--idle", time.Duration(c.Idle), report.MetricMaxByteGap, SettingIdle},
-			{"total", "--total", time.Duration(c.Total), report.MetricTotal, SettingTotal},
-			{"ttft", "--ttft", time.Duration(c.TTFT), report.MetricTTFT, SettingTTFT},
-			{"gap", "--gap", time.Duration(c.Gap), report.MetricMaxGap, SettingGap},
+			{"first_token", "--first-token", time.Duration(c.FirstToken), histo.MetricFirstByte, SettingFirstToken},
+			{"idle", "--idle", time.Duration(c.Idle), histo.MetricMaxByteGap, SettingIdle},
+			{"total", "--total", time.Duration(c.Total), histo.MetricTotal, SettingTotal},
+			{"ttft", "--ttft", time.Duration(c.TTFT), histo.MetricTTFT, SettingTTFT},
+			{"gap", "--gap", time.Duration(c.Gap), histo.MetricMaxGap, SettingGap},
 		} {
 			n := pp.Outcomes["timeout."+rc.clock]
 			if rc.limit <= 0 || n == 0 {

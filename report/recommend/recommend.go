@@ -128,9 +128,9 @@ func (m *measured) both(metric string) *histo.Histogram {
 // used are the metrics the rules and diagnoses read; only these are
 // decoded (each dense histogram is about 230 KB).
 var used = map[string]bool{
-	report.MetricConnect: true, report.MetricHead: true, report.MetricFirstByte: true, report.MetricTTFT: true,
-	report.MetricGap: true, report.MetricMaxGap: true, report.MetricMaxByteGap: true, report.MetricTotal: true,
-	report.MetricItem: true, report.MetricAttempts: true,
+	histo.MetricConnect: true, histo.MetricHead: true, histo.MetricFirstByte: true, histo.MetricTTFT: true,
+	histo.MetricGap: true, histo.MetricMaxGap: true, histo.MetricMaxByteGap: true, histo.MetricTotal: true,
+	histo.MetricItem: true, histo.MetricAttempts: true,
 }
 
 func load(r *report.Results) (*measured, error) {
@@ -155,7 +155,7 @@ func load(r *report.Results) (*measured, error) {
 			set[name] = h
 		}
 		// A path counts when some call got as far as a connection.
-		reached := m.h(path, report.MetricConnect) != nil || m.h(path, report.MetricHead) != nil || m.h(path, report.MetricTotal) != nil
+		reached := m.h(path, histo.MetricConnect) != nil || m.h(path, histo.MetricHead) != nil || m.h(path, histo.MetricTotal) != nil
 		if path == report.PathStream {
 			m.stream = reached
 		} else {
@@ -225,18 +225,18 @@ func (b *builder) derive() {
 	p, m, rec := b.p, b.m, b.rec
 	stream, batch := report.PathStream, report.PathBatch
 
-	connectH := m.both(report.MetricConnect)
+	connectH := m.both(histo.MetricConnect)
 	connect := rule(p.Connect, connectH, "connect")
 	rec.Timeouts.Connect = report.Duration(connect.round())
 
 	var ftStream derivation
 	var ftH *histo.Histogram
 	if m.stream {
-		ftH = m.h(stream, report.MetricFirstByte)
+		ftH = m.h(stream, histo.MetricFirstByte)
 		ftStream = rule(p.FirstToken, ftH, "stream first_byte")
 		ftStream.round()
 
-		ttftH := m.h(stream, report.MetricTTFT)
+		ttftH := m.h(stream, histo.MetricTTFT)
 		if ttftH != nil {
 			ttft := rule(p.TTFT, ttftH, "ttft")
 			rec.Stream.TTFT = report.Duration(ttft.round())
@@ -251,11 +251,11 @@ func (b *builder) derive() {
 
 	var head derivation
 	if m.batch {
-		completion := m.h(batch, report.MetricTotal)
+		completion := m.h(batch, histo.MetricTotal)
 		head = rule(p.NonStreamingHead, completion, "batch total")
 		head.atLeast(ftStream.value, fmt.Sprintf("first_token %s (ADR-0036 D3)", human(ftStream.value)))
 		rec.Batch.Head = report.Duration(head.round())
-		b.explain(SettingHead, head, m.h(batch, report.MetricHead), true)
+		b.explain(SettingHead, head, m.h(batch, histo.MetricHead), true)
 	} else {
 		b.warnf("non_streaming.head and the batch settings not recommended: no batch calls measured (probe --mode both or batch)")
 	}
@@ -270,7 +270,7 @@ func (b *builder) derive() {
 			ft = derivation{}
 		}
 		ft.atLeast(time.Duration(rec.Batch.Head), fmt.Sprintf("non_streaming.head %s (mixed route, ADR 0016)", human(time.Duration(rec.Batch.Head))))
-		judged = m.both(report.MetricFirstByte)
+		judged = m.both(histo.MetricFirstByte)
 	}
 	if ft.value == 0 {
 		ft = derivation{value: time.Second, steps: []string{"1s: no first body byte measured"}}
@@ -279,7 +279,7 @@ func (b *builder) derive() {
 	b.explain(SettingConnect, connect, connectH, true)
 	b.explain(SettingFirstToken, ft, judged, true)
 
-	idleH := m.both(report.MetricMaxByteGap)
+	idleH := m.both(histo.MetricMaxByteGap)
 	idle := rule(p.Idle, idleH, "max_byte_gap")
 	rec.Timeouts.Idle = report.Duration(idle.round())
 	b.explain(SettingIdle, idle, idleH, true)
@@ -295,14 +295,14 @@ func (b *builder) derive() {
 // gap sets stream.gap above every structural pause, judged per call.
 func (b *builder) gap() {
 	m := b.m
-	maxGap := m.h(report.PathStream, report.MetricMaxGap)
+	maxGap := m.h(report.PathStream, histo.MetricMaxGap)
 	if maxGap == nil {
 		b.warnf("stream.gap not recommended: no stream call had two content deltas")
 		return
 	}
 	g := rule(b.p.Gap, maxGap, "max_gap")
 	var split string
-	if gaps := m.h(report.PathStream, report.MetricGap); gaps != nil {
+	if gaps := m.h(report.PathStream, histo.MetricGap); gaps != nil {
 		if s, ok := histo.SplitLog(gaps); ok {
 			// Why the basis is the upper population and not the p99 of all
 			// gaps: a deadline near token spacing classifies every pause as
@@ -336,10 +336,10 @@ func (b *builder) batchSettings(connect time.Duration) {
 	inside := connect + head
 	ceil.atLeast(inside+routes.Clearance(inside), fmt.Sprintf("connect + head (%s) + %s margin", human(inside), human(routes.Clearance(inside))))
 	rec.Batch.ItemCeiling = report.Duration(ceil.round())
-	b.explain(SettingItemCeiling, ceil, m.h(batch, report.MetricTotal), true)
+	b.explain(SettingItemCeiling, ceil, m.h(batch, histo.MetricTotal), true)
 
 	rec.Batch.Attempts = p.Batch.Attempts
-	att := m.h(batch, report.MetricAttempts)
+	att := m.h(batch, histo.MetricAttempts)
 	r := report.Rationale{Setting: SettingAttempts, Value: fmt.Sprint(p.Batch.Attempts),
 		Basis: fmt.Sprintf("policy %d (002)", p.Batch.Attempts)}
 	if att != nil {
@@ -353,7 +353,7 @@ func (b *builder) batchSettings(connect time.Duration) {
 	r.FalseKillUpper95 = histo.UpperBound95(r.WouldHaveKilled, r.Of)
 	rec.Rationale = append(rec.Rationale, r)
 
-	item := m.h(batch, report.MetricItem)
+	item := m.h(batch, histo.MetricItem)
 	rb := derivation{value: p.Batch.RetryBudget, steps: []string{"policy " + human(p.Batch.RetryBudget) + " (002)"}}
 	if item != nil && p.Batch.RetryBudgetMultiple > 0 {
 		longest := item.QuantileDuration(100)
@@ -414,7 +414,7 @@ func (b *builder) jobDeadline() {
 // every bound spent inside it by a whole margin (routes.Clearance).
 func (b *builder) total() {
 	rec := b.rec
-	h := b.m.both(report.MetricTotal)
+	h := b.m.both(histo.MetricTotal)
 	t := rule(b.p.Total, h, "total")
 	connect, ft := time.Duration(rec.Timeouts.Connect), time.Duration(rec.Timeouts.FirstToken)
 	// A bound that is not recommended (0) adds only connect, which the

@@ -87,20 +87,20 @@ func (sc streamCalls) histograms() map[string]*histo.Histogram {
 func (sc streamCalls) generate() map[string]*histo.Histogram {
 	rng := rand.New(rand.NewPCG(1, 2))
 	hs := map[string]*histo.Histogram{}
-	for _, m := range []string{report.MetricConnect, report.MetricHead, report.MetricFirstByte, report.MetricGap,
-		report.MetricMaxGap, report.MetricByteGap, report.MetricMaxByteGap, report.MetricTotal} {
+	for _, m := range []string{histo.MetricConnect, histo.MetricHead, histo.MetricFirstByte, histo.MetricGap,
+		histo.MetricMaxGap, histo.MetricByteGap, histo.MetricMaxByteGap, histo.MetricTotal} {
 		hs[m] = histo.New()
 	}
-	hs[report.MetricTTFT] = seedTTFT()
+	hs[histo.MetricTTFT] = seedTTFT()
 	sigma := math.Log(180.0/40) / 2.326
 	pauseMax := sc.pauseMax
 	if pauseMax == 0 {
 		pauseMax = 4 * time.Second
 	}
 	for i := range sc.n {
-		hs[report.MetricConnect].Record(time.Duration(100+rng.IntN(30_000)) * time.Microsecond)
-		hs[report.MetricHead].Record(time.Duration(50+rng.IntN(150)) * ms)
-		hs[report.MetricFirstByte].Record(time.Duration(100+rng.IntN(200)) * ms)
+		hs[histo.MetricConnect].Record(time.Duration(100+rng.IntN(30_000)) * time.Microsecond)
+		hs[histo.MetricHead].Record(time.Duration(50+rng.IntN(150)) * ms)
+		hs[histo.MetricFirstByte].Record(time.Duration(100+rng.IntN(200)) * ms)
 		var gaps []time.Duration
 		for range 200 {
 			gaps = append(gaps, time.Duration(40*float64(ms)*math.Exp(sigma*rng.NormFloat64())))
@@ -113,22 +113,22 @@ func (sc streamCalls) generate() map[string]*histo.Histogram {
 		var maxGap, maxByte, total time.Duration
 		total = 2 * time.Second
 		for _, g := range gaps {
-			hs[report.MetricGap].Record(g)
+			hs[histo.MetricGap].Record(g)
 			maxGap = max(maxGap, g)
 			total += g
 			// Bytes: a ping every pingEvery inside a long gap.
 			rest := g
 			for sc.pingEvery > 0 && rest > sc.pingEvery {
-				hs[report.MetricByteGap].Record(sc.pingEvery)
+				hs[histo.MetricByteGap].Record(sc.pingEvery)
 				maxByte = max(maxByte, sc.pingEvery)
 				rest -= sc.pingEvery
 			}
-			hs[report.MetricByteGap].Record(rest)
+			hs[histo.MetricByteGap].Record(rest)
 			maxByte = max(maxByte, rest)
 		}
-		hs[report.MetricMaxGap].Record(maxGap)
-		hs[report.MetricMaxByteGap].Record(maxByte)
-		hs[report.MetricTotal].Record(total)
+		hs[histo.MetricMaxGap].Record(maxGap)
+		hs[histo.MetricMaxByteGap].Record(maxByte)
+		hs[histo.MetricTotal].Record(total)
 		_ = i
 	}
 	return hs
@@ -137,23 +137,23 @@ func (sc streamCalls) generate() map[string]*histo.Histogram {
 // batchCalls is n non-streaming completions up to ADR-0036's 25,833 ms.
 func batchCalls(n int, largest time.Duration) map[string]*histo.Histogram {
 	hs := map[string]*histo.Histogram{}
-	for _, m := range []string{report.MetricConnect, report.MetricHead, report.MetricFirstByte, report.MetricMaxByteGap,
-		report.MetricTotal, report.MetricItem, report.MetricAttempts} {
+	for _, m := range []string{histo.MetricConnect, histo.MetricHead, histo.MetricFirstByte, histo.MetricMaxByteGap,
+		histo.MetricTotal, histo.MetricItem, histo.MetricAttempts} {
 		hs[m] = histo.New()
 	}
 	for i := range n {
 		c := 5*time.Second + time.Duration(i)*(largest-5*time.Second)/time.Duration(n-1)
-		hs[report.MetricConnect].Record(2 * ms)
-		hs[report.MetricHead].Record(c - 5*ms)
-		hs[report.MetricFirstByte].Record(c - 4*ms)
-		hs[report.MetricMaxByteGap].Record(ms)
-		hs[report.MetricTotal].Record(c)
-		hs[report.MetricItem].Record(c)
+		hs[histo.MetricConnect].Record(2 * ms)
+		hs[histo.MetricHead].Record(c - 5*ms)
+		hs[histo.MetricFirstByte].Record(c - 4*ms)
+		hs[histo.MetricMaxByteGap].Record(ms)
+		hs[histo.MetricTotal].Record(c)
+		hs[histo.MetricItem].Record(c)
 		attempts := int64(1)
 		if i%50 == 0 {
 			attempts = 2
 		}
-		hs[report.MetricAttempts].RecordValue(attempts)
+		hs[histo.MetricAttempts].RecordValue(attempts)
 	}
 	return hs
 }
@@ -259,10 +259,10 @@ func TestSeeds(t *testing.T) {
 // "lower population" of the split, hiding the pauses.
 func TestSplitIgnoresCoalescedDeltas(t *testing.T) {
 	hs := streamCalls{n: 1000, pauseShare: 0.3, pingEvery: 900 * ms}.histograms()
-	gaps := hs[report.MetricGap].Clone()
+	gaps := hs[histo.MetricGap].Clone()
 	gaps.RecordValues(0, 20000)
 	gaps.RecordValues(1, 20000)
-	hs[report.MetricGap] = gaps
+	hs[histo.MetricGap] = gaps
 	rec, err := Recommend(results(map[string]*report.Path{report.PathStream: path(t, 1000, ok(1000), hs)}), DefaultPolicy())
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestDiagnoses(t *testing.T) {
 		for i := range 5 {
 			h.Record(3*time.Second + time.Duration(i)*200*ms)
 		}
-		hs[report.MetricTTFT] = h
+		hs[histo.MetricTTFT] = h
 		return path(t, 1000, ok(1000), hs)
 	}
 	censored := func(t *testing.T) *report.Results {
@@ -442,7 +442,7 @@ func TestJobDeadline(t *testing.T) {
 	item := histo.New()
 	item.RecordValues(8_000_000, 1000)
 	hs := batchCalls(300, 25833*ms)
-	hs[report.MetricItem] = item
+	hs[histo.MetricItem] = item
 	r := results(map[string]*report.Path{report.PathBatch: path(t, 300, ok(300), hs)})
 	p := DefaultPolicy()
 	p.Window = &Window{Start: "01:00", Due: "07:00", Margin: 30 * time.Minute, Items: 50000, Workers: 40}

@@ -23,9 +23,9 @@ func deadlineFor(metric string, rec *report.Recommendation) (string, time.Durati
 		return "", 0
 	}
 	switch metric {
-	case report.MetricGap, report.MetricMaxGap:
+	case histo.MetricGap, histo.MetricMaxGap:
 		return "gap deadline", time.Duration(rec.Stream.Gap)
-	case report.MetricByteGap, report.MetricMaxByteGap:
+	case histo.MetricByteGap, histo.MetricMaxByteGap:
 		return "idle timeout", time.Duration(rec.Timeouts.Idle)
 	}
 	return "", 0

@@ -232,7 +232,7 @@ const minSpectrumCount = 10
 var spectrumMetrics = []struct {
 	name string
 	col  color.Color
-}{{report.MetricTTFT, colBlue}, {report.MetricTotal, colOrange}, {report.MetricHead, colGreen}}
+}{{histo.MetricTTFT, colBlue}, {histo.MetricTotal, colOrange}, {histo.MetricHead, colGreen}}
 
 // spectrumDeadline is the recommended deadline that bounds metric on
 // path, 0 when none does.
@@ -240,11 +240,11 @@ func spectrumDeadline(path, metric string, rec *report.Recommendation) time.Dura
 	switch {
 	case rec == nil:
 		return 0
-	case metric == report.MetricTTFT && path == report.PathStream:
+	case metric == histo.MetricTTFT && path == report.PathStream:
 		return time.Duration(rec.Stream.TTFT)
-	case metric == report.MetricTotal:
+	case metric == histo.MetricTotal:
 		return time.Duration(rec.Timeouts.Total)
-	case metric == report.MetricHead && path == report.PathBatch:
+	case metric == histo.MetricHead && path == report.PathBatch:
 		return time.Duration(rec.Batch.Head)
 	}
 	return 0
@@ -366,8 +366,8 @@ const chartBars = 48
 // that ping masking shows as byte gaps that stop where content gaps go on.
 func gapChart(path, name string, h *histo.Histogram, rec *report.Recommendation, xlo, xhi float64) ([]byte, error) {
 	what := map[string]string{
-		report.MetricGap:     "gaps between content deltas",
-		report.MetricByteGap: "gaps between body reads (pings included)",
+		histo.MetricGap:     "gaps between content deltas",
+		histo.MetricByteGap: "gaps between body reads (pings included)",
 	}[name]
 	title := fmt.Sprintf("%s %s: %s", path, name, what)
 	p := newPlot(title)
@@ -427,7 +427,7 @@ func gapRange(hs []*histo.Histogram, rec *report.Recommendation) (float64, float
 		lo = math.Min(lo, usToMS(h.Min()))
 		hi = math.Max(hi, usToMS(h.Max()+1)*1.5)
 	}
-	for _, m := range []string{report.MetricGap, report.MetricByteGap} {
+	for _, m := range []string{histo.MetricGap, histo.MetricByteGap} {
 		if _, d := deadlineFor(m, rec); d > 0 {
 			hi = math.Max(hi, 1.5*float64(d)/float64(time.Millisecond))
 		}

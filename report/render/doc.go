@@ -83,7 +83,7 @@ func (d *doc) add(b ...block) { d.blocks = append(d.blocks, b...) }
 
 // histogramMetrics are drawn as text histograms in the terminal: the two
 // gap populations and ping masking only show in a distribution's shape.
-var histogramMetrics = []string{report.MetricGap, report.MetricByteGap}
+var histogramMetrics = []string{histo.MetricGap, histo.MetricByteGap}
 
 // buildDoc lays out everything the table and markdown formats show, for a
 // terminal width columns wide (0: no limit, as in markdown and HTML). With
@@ -299,10 +299,10 @@ func (d *doc) gapCharts(path string, p *report.Path, rec *report.Recommendation)
 
 // gapCaptions say how to read each gap chart.
 var gapCaptions = map[string]string{
-	report.MetricGap: "Every gap between consecutive content deltas, in log-scale bins, counts on a log axis. " +
+	histo.MetricGap: "Every gap between consecutive content deltas, in log-scale bins, counts on a log axis. " +
 		"Where SplitLog finds two populations (token spacing and structural pauses such as thinking) they are blue and orange, the dashed line the valley between them. " +
 		"The red line is the recommended gap deadline: a gap to its right would have ended the call.",
-	report.MetricByteGap: "Every gap between body reads that returned bytes, pings and comments included, on the same axes as the content gaps. " +
+	histo.MetricByteGap: "Every gap between body reads that returned bytes, pings and comments included, on the same axes as the content gaps. " +
 		"Where pings keep arriving, byte gaps stop at the ping interval while content gaps go on: a byte-level idle timeout cannot see a generation that stopped.",
 }
 
@@ -356,7 +356,7 @@ func metricTable(p *report.Path, width int) (table, bool) {
 // metricNames orders metrics as SPEC §4 does, unknown ones last by name.
 func metricNames(ms map[string]*report.Metric) []string {
 	var names []string
-	for _, n := range report.Metrics {
+	for _, n := range histo.Metrics {
 		if ms[n] != nil {
 			names = append(names, n)
 		}

@@ -35,10 +35,10 @@ func sampleResults(t testing.TB) *report.Results {
 		connect := lognormal(rng, 3*time.Millisecond, 0.3)
 		head := lognormal(rng, 180*time.Millisecond, 0.4)
 		ttft := connect + head + lognormal(rng, 250*time.Millisecond, 0.5)
-		rec(stream, report.MetricConnect, connect)
-		rec(stream, report.MetricHead, head)
-		rec(stream, report.MetricFirstByte, head+time.Millisecond)
-		rec(stream, report.MetricTTFT, ttft)
+		rec(stream, histo.MetricConnect, connect)
+		rec(stream, histo.MetricHead, head)
+		rec(stream, histo.MetricFirstByte, head+time.Millisecond)
+		rec(stream, histo.MetricTTFT, ttft)
 		var maxGap, maxByteGap, sum time.Duration
 		tokens := 40 + rng.IntN(200)
 		for i := range tokens {
@@ -46,43 +46,43 @@ func sampleResults(t testing.TB) *report.Results {
 			if i == 5 && rng.IntN(4) == 0 {
 				g = lognormal(rng, 3*time.Second, 0.3) // a thinking pause
 			}
-			rec(stream, report.MetricGap, g)
+			rec(stream, histo.MetricGap, g)
 			maxGap = max(maxGap, g)
 			sum += g
 			// Pings arrive every second during a long pause, so the
 			// byte gaps inside it are at most the ping interval.
 			for g > ping {
-				rec(stream, report.MetricByteGap, ping)
+				rec(stream, histo.MetricByteGap, ping)
 				g -= ping
 			}
-			rec(stream, report.MetricByteGap, g)
+			rec(stream, histo.MetricByteGap, g)
 			maxByteGap = max(maxByteGap, min(g, ping))
 		}
-		rec(stream, report.MetricMaxGap, maxGap)
-		rec(stream, report.MetricMaxByteGap, maxByteGap)
-		rec(stream, report.MetricTotal, ttft+sum)
-		if stream[report.MetricOutputTokens] == nil {
-			stream[report.MetricOutputTokens] = histo.New()
-			stream[report.MetricTPS] = histo.New()
+		rec(stream, histo.MetricMaxGap, maxGap)
+		rec(stream, histo.MetricMaxByteGap, maxByteGap)
+		rec(stream, histo.MetricTotal, ttft+sum)
+		if stream[histo.MetricOutputTokens] == nil {
+			stream[histo.MetricOutputTokens] = histo.New()
+			stream[histo.MetricTPS] = histo.New()
 		}
-		stream[report.MetricOutputTokens].RecordValue(int64(tokens))
-		stream[report.MetricTPS].RecordValue(int64(float64(tokens) / sum.Seconds()))
+		stream[histo.MetricOutputTokens].RecordValue(int64(tokens))
+		stream[histo.MetricTPS].RecordValue(int64(float64(tokens) / sum.Seconds()))
 	}
 	batch := map[string]*histo.Histogram{}
 	for range 60 {
 		head := lognormal(rng, 4*time.Second, 0.4)
-		rec(batch, report.MetricConnect, lognormal(rng, 3*time.Millisecond, 0.3))
-		rec(batch, report.MetricHead, head)
-		rec(batch, report.MetricTotal, head+20*time.Millisecond)
+		rec(batch, histo.MetricConnect, lognormal(rng, 3*time.Millisecond, 0.3))
+		rec(batch, histo.MetricHead, head)
+		rec(batch, histo.MetricTotal, head+20*time.Millisecond)
 		attempts := int64(1)
 		if rng.IntN(10) == 0 {
 			attempts = 2
 		}
-		rec(batch, report.MetricItem, time.Duration(attempts)*head)
-		if batch[report.MetricAttempts] == nil {
-			batch[report.MetricAttempts] = histo.New()
+		rec(batch, histo.MetricItem, time.Duration(attempts)*head)
+		if batch[histo.MetricAttempts] == nil {
+			batch[histo.MetricAttempts] = histo.New()
 		}
-		batch[report.MetricAttempts].RecordValue(attempts)
+		batch[histo.MetricAttempts].RecordValue(attempts)
 	}
 	lag := histo.New()
 	for range 460 {
@@ -99,7 +99,7 @@ func sampleResults(t testing.TB) *report.Results {
 		}
 		return out
 	}
-	lagMetric, err := report.Summarize(report.MetricSchedulerLag, lag)
+	lagMetric, err := report.Summarize(histo.MetricSchedulerLag, lag)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,10 +47,10 @@ func TestSparseResults(t *testing.T) {
 			name: "one call",
 			r: &report.Results{Schema: report.Schema, Paths: map[string]*report.Path{
 				report.PathStream: {Calls: 1, Outcomes: map[string]int64{"ok": 1}, Metrics: map[string]*report.Metric{
-					report.MetricTTFT:    metricOf(t, report.MetricTTFT, 420_000),
-					report.MetricTotal:   metricOf(t, report.MetricTotal, 900_000),
-					report.MetricGap:     metricOf(t, report.MetricGap, 30_000),
-					report.MetricByteGap: metricOf(t, report.MetricByteGap, 0),
+					histo.MetricTTFT:    metricOf(t, histo.MetricTTFT, 420_000),
+					histo.MetricTotal:   metricOf(t, histo.MetricTotal, 900_000),
+					histo.MetricGap:     metricOf(t, histo.MetricGap, 30_000),
+					histo.MetricByteGap: metricOf(t, histo.MetricByteGap, 0),
 				}},
 			}, Recommendation: &report.Recommendation{Stream: report.StreamTimeouts{Gap: report.Duration(10 * time.Second)}}},
 			has: "ttft",
@@ -61,8 +61,8 @@ func TestSparseResults(t *testing.T) {
 			name: "zeros and no histogram",
 			r: &report.Results{Schema: report.Schema, Paths: map[string]*report.Path{
 				report.PathStream: {Calls: 3, Outcomes: map[string]int64{"ok": 3}, Metrics: map[string]*report.Metric{
-					report.MetricGap:  metricOf(t, report.MetricGap, 0, 0, 0, 0),
-					report.MetricTTFT: {Count: 3, P50: 400, Max: 500, Unit: "ms"},
+					histo.MetricGap:  metricOf(t, histo.MetricGap, 0, 0, 0, 0),
+					histo.MetricTTFT: {Count: 3, P50: 400, Max: 500, Unit: "ms"},
 				}},
 			}},
 			has: "gap",
