@@ -125,7 +125,10 @@ func TestRecommendEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	first, second, cfg := filepath.Join(dir, "r1.json"), filepath.Join(dir, "r2.json"), filepath.Join(dir, "routes.yaml")
-	probe := []string{"probe", "--sim-profile", "fast", "--mode", "both", "-n", "200", "-c", "20", "-q", "--format", "json"}
+	// The realistic profile, as issue 6 asks: token spacing, structural
+	// pauses and TTFTs of seconds. Enough workers that every call runs at
+	// once, so each probe lasts as long as its slowest call (~20 s).
+	probe := []string{"probe", "--sim-profile", "realistic", "--mode", "both", "-n", "120", "-c", "240", "--max-tokens", "96", "-q", "--format", "json"}
 	if code, _, stderr := runTollgate(t, append(probe, "-o", first, "--config-out", cfg)...); code != ExitOK {
 		t.Fatalf("first probe: exit %d: %s", code, stderr)
 	}
