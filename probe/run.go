@@ -316,16 +316,34 @@ func runStream(ctx, startCtx context.Context, opts RunOptions, workers int, reco
 		for release(time.Time{}) {
 		}
 	}()
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				rec := opts.call(ctx, j.prompt, true, j.intended)
-				rec.Warmup = j.warmup
-				records <- rec
-			}
-		}()
+	do := func(j job) {
+		rec := opts.call(ctx, j.prompt, true, j.intended)
+		rec.Warmup = j.warmup
+		records <- rec
+	}
+	if opts.Rate > 0 {
+		// An open loop starts a goroutine per call, at most workers at once:
+		// its ceiling can be large without idle goroutines standing by.
+		slots := make(chan struct{}, workers)
+		for j := range jobs {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				do(j)
+				<-slots
+			}()
+		}
+	} else {
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range jobs {
+					do(j)
+				}
+			}()
+		}
 	}
 	wg.Wait()
 }
