@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/histo"
@@ -99,6 +100,9 @@ func runProbe(ctx context.Context, o *ProbeOptions) error {
 		runOpts.Concurrency = defaultConcurrency
 	}
 
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(probe.GCPercent))
+	}
 	tally := probe.NewTally()
 	prog := newProgress(o.IO.ErrOut, o.Quiet, progressTotal(runOpts, len(in.prompts)), runOpts.Duration, caller.InFlight)
 	started := time.Now()

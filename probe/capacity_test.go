@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -244,6 +245,9 @@ func BenchmarkCapacityStreams(b *testing.B) {
 }
 
 func benchStreams(b *testing.B, prof *sim.Profile, concurrency int) {
+	if os.Getenv("GOGC") == "" { // as tollgate probe runs
+		defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+	}
 	wt, ts := startWitnessedSim(b, prof)
 	caller, tr := capCaller(b)
 	defer tr.CloseIdleConnections()
