@@ -389,6 +389,9 @@ func (c *Caller) readBody(ctx context.Context, st *callState, body *timedBody) {
 	if b.OutputTokens >= 0 {
 		st.rec.OutputTokens = b.OutputTokens
 	}
+	if b.HasContent {
+		st.rec.reached |= reachedContent
+	}
 	c.finish(ctx, st, OutcomeOK, nil)
 }
 
@@ -435,7 +438,7 @@ func phaseOf(rec *Record) string {
 	switch {
 	case rec.Status != 0 && (rec.Status < 200 || rec.Status > 299):
 		return PhaseBeforeFirstByte
-	case rec.HasTTFT():
+	case rec.HasTTFT(), rec.reached&reachedContent != 0:
 		return PhaseMidStream
 	case rec.HasFirstByte():
 		return PhaseBeforeContent

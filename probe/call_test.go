@@ -274,8 +274,9 @@ func TestNonStreamingWaitsOnHeadBatch(t *testing.T) {
 	if rec.Head < 2*limit {
 		t.Errorf("head %v, want at least the server's %v", rec.Head, 2*limit)
 	}
-	if rec.OutputTokens != 7 || rec.Path != PathBatch {
-		t.Errorf("tokens %d path %s, want 7 batch", rec.OutputTokens, rec.Path)
+	if rec.OutputTokens != 7 || rec.Path != PathBatch || rec.Phase != PhaseMidStream || rec.HasTTFT() {
+		t.Errorf("tokens %d path %s phase %s ttft %v, want 7 batch mid_stream (past its content) and no TTFT",
+			rec.OutputTokens, rec.Path, rec.Phase, rec.HasTTFT())
 	}
 }
 

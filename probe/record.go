@@ -37,6 +37,9 @@ const (
 	reachedFirstByte
 	reachedTTFT
 	reachedTotal
+	// reachedContent marks a non-streaming body that held content: such a
+	// call has no TTFT (nothing streams), but it did get past its content.
+	reachedContent
 )
 
 // Record is everything one call attempt measured. Durations of the phase
