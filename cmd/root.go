@@ -36,6 +36,7 @@ type ExitError struct {
 	Err  error
 }
 
+// Error returns the wrapped error's message.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit %d", e.Code)
@@ -43,6 +44,7 @@ func (e *ExitError) Error() string {
 	return e.Err.Error()
 }
 
+// Unwrap returns the wrapped error.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // usageErr marks err as a usage or configuration error (exit 2).

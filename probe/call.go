@@ -247,6 +247,7 @@ type timedBody struct {
 	last time.Time
 }
 
+// Read reads from the body and notes the bytes' arrival (see timedBody).
 func (b *timedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {

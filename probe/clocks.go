@@ -74,6 +74,7 @@ type TimeoutError struct {
 	Limit time.Duration
 }
 
+// Error names the clock that fired and its limit.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s timeout (%v) fired", e.Clock, e.Limit)
 }
