@@ -293,36 +293,20 @@ func (o *ProbeOptions) routeClocks() (probe.Clocks, error) {
 	if c.HeadBatch == 0 {
 		c.HeadBatch = o.Clocks.HeadBatch
 	}
-	for flag, dst := range map[string]*time.Duration{
-		"connect": &c.Connect, "head": &c.Head, "head-batch": &c.HeadBatch, "first-token": &c.FirstToken,
-		"idle": &c.Idle, "total": &c.Total, "ttft": &c.TTFT, "gap": &c.Gap,
-	} {
+	given := clockFlags(&o.Clocks)
+	for flag, dst := range clockFlags(&c) {
 		if o.set[flag] {
-			*dst = o.flagClock(flag)
+			*dst = *given[flag]
 		}
 	}
 	return c, nil
 }
 
-// flagClock is the value of a clock flag as given.
-func (o *ProbeOptions) flagClock(flag string) time.Duration {
-	switch flag {
-	case "connect":
-		return o.Clocks.Connect
-	case "head":
-		return o.Clocks.Head
-	case "head-batch":
-		return o.Clocks.HeadBatch
-	case "first-token":
-		return o.Clocks.FirstToken
-	case "idle":
-		return o.Clocks.Idle
-	case "total":
-		return o.Clocks.Total
-	case "ttft":
-		return o.Clocks.TTFT
-	default:
-		return o.Clocks.Gap
+// clockFlags maps each clock flag to its field of c.
+func clockFlags(c *probe.Clocks) map[string]*time.Duration {
+	return map[string]*time.Duration{
+		"connect": &c.Connect, "head": &c.Head, "head-batch": &c.HeadBatch, "first-token": &c.FirstToken,
+		"idle": &c.Idle, "total": &c.Total, "ttft": &c.TTFT, "gap": &c.Gap,
 	}
 }
 
