@@ -206,14 +206,16 @@ func (o *ProbeOptions) validate() error {
 	for _, c := range []struct {
 		flag string
 		bad  bool
+		want string
 	}{
-		{"--requests", o.Requests < 0}, {"--duration", o.Duration < 0}, {"--concurrency", o.Concurrency < 0},
-		{"--rate", o.Rate < 0}, {"--warmup", o.Warmup < 0}, {"--max-tokens", o.MaxTokens < 1},
-		{"--attempts", o.Attempts < 1}, {"--retry-budget", o.RetryBudget < 0}, {"--job-deadline", o.JobDeadline < 0},
-		{"--max-regression", o.MaxRegression < 0},
+		{"--requests", o.Requests < 0, "0 or more"}, {"--duration", o.Duration < 0, "0 or more"},
+		{"--concurrency", o.Concurrency < 0, "0 or more"}, {"--rate", o.Rate < 0, "0 or more"},
+		{"--warmup", o.Warmup < 0, "0 or more"}, {"--max-tokens", o.MaxTokens < 1, "at least 1"},
+		{"--attempts", o.Attempts < 1, "at least 1"}, {"--retry-budget", o.RetryBudget < 0, "0 or more"},
+		{"--job-deadline", o.JobDeadline < 0, "0 or more"}, {"--max-regression", o.MaxRegression < 0, "0 or more"},
 	} {
 		if c.bad {
-			return fmt.Errorf("%s: must be positive", c.flag)
+			return fmt.Errorf("%s: want %s", c.flag, c.want)
 		}
 	}
 	if err := o.Clocks.Validate(); err != nil {
