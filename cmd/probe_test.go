@@ -275,8 +275,11 @@ func checkResultsSchema(t *testing.T, path string) {
 func TestProbeNeverWritesTheKey(t *testing.T) {
 	const key = "sk-tollgate-FAKE-KEY-0123456789abcdef"
 	t.Setenv("TOLLGATE_TEST_KEY", key)
+	var mu sync.Mutex
 	var seen []string
 	s := startSim(t, sim.Config{Observe: func(ri sim.RequestInfo) {
+		mu.Lock()
+		defer mu.Unlock()
 		seen = append(seen, ri.Header.Get("x-api-key"))
 	}})
 	dir := t.TempDir()
@@ -290,6 +293,8 @@ func TestProbeNeverWritesTheKey(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(seen) == 0 || seen[0] != key {
 		t.Fatalf("the simulator did not receive the key, so this test proves nothing")
 	}
