@@ -150,8 +150,12 @@ func (b *batchRun) run(ctx, startCtx context.Context, records chan<- *Record) {
 			defer wg.Done()
 			for t := range tasks {
 				// The feeder's select may pick a send over a closed gate:
-				// check again, so that no item starts after the gate.
-				if gate.Err() != nil {
+				// check again, so that no item starts after the gate. The
+				// job context is checked too: when its deadline passes it
+				// is done before its children (the gate, this worker's
+				// last call) are canceled one by one, so a worker freed by
+				// that cancel can get here while the gate is still open.
+				if gate.Err() != nil || jobCtx.Err() != nil {
 					continue
 				}
 				if t.pos < 0 {
