@@ -60,8 +60,7 @@ func TestProbeFlagParsing(t *testing.T) {
 // message naming it, and nothing is sent (no target is listening).
 func TestProbeRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
-	badPrompts := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(badPrompts, []byte("{\"prompt\":\"ok\"}\n{not json}\n"), 0o644)
+	badPrompts := writeTestFile(t, dir, "bad.jsonl", "{\"prompt\":\"ok\"}\n{not json}\n")
 	cases := []struct {
 		args []string
 		want string // in stderr
@@ -381,15 +380,12 @@ func TestProbeInterruptWritesResults(t *testing.T) {
 // simulator: across both runs every item completes exactly once.
 func TestProbeJobDeadlineAndResume(t *testing.T) {
 	dir := t.TempDir()
-	prompts := filepath.Join(dir, "items.jsonl")
 	var b strings.Builder
 	const items = 60
 	for i := range items {
 		fmt.Fprintf(&b, "{\"id\": \"doc-%02d\", \"prompt\": \"summarise document %02d\"}\n", i, i)
 	}
-	if err := os.WriteFile(prompts, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	prompts := writeTestFile(t, dir, "items.jsonl", b.String())
 	var mu sync.Mutex
 	seen := map[string]int{}
 	s := startSim(t, sim.Config{Observe: func(ri sim.RequestInfo) {
@@ -451,8 +447,7 @@ func TestProbeJobDeadlineAndResume(t *testing.T) {
 // TestProbeRouteConfigClocks: --route-config gives the route's clocks and
 // batch settings; flags given on the command line win.
 func TestProbeRouteConfigClocks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "routes.yaml")
-	os.WriteFile(path, []byte(`routes:
+	path := writeTestFile(t, t.TempDir(), "routes.yaml", `routes:
   - name: chat
     timeouts:
       connect: 2s
@@ -468,7 +463,7 @@ func TestProbeRouteConfigClocks(t *testing.T) {
       item_ceiling: 3m
       attempts: 4
       retry_budget: 5m
-`), 0o644)
+`)
 	var got *ProbeOptions
 	c := NewCmdProbe(IOStreams{}, func(_ context.Context, o *ProbeOptions) error { got = o; return nil })
 	c.SetArgs([]string{"--route-config", path, "--route", "chat", "--gap", "20s", "--attempts", "2"})

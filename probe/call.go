@@ -173,7 +173,6 @@ func (c *Caller) call(parent context.Context, req wire.Request, intended time.Ti
 
 	resp, err := c.client.Do(httpReq)
 	headAt := time.Now()
-	st.noteConn()
 	if err != nil {
 		c.finish(ctx, st, "", err)
 		return
@@ -187,7 +186,7 @@ func (c *Caller) call(parent context.Context, req wire.Request, intended time.Ti
 	rec.RequestID = meta.RequestID
 	rec.RetryAfter = meta.RetryAfter
 
-	body := &timedBody{r: resp.Body, st: st, idle: c.clocks.Idle > 0}
+	body := &timedBody{r: resp.Body, st: st}
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readError(ctx, st, body, resp.StatusCode)
@@ -243,7 +242,6 @@ func (st *callState) connAt() time.Time {
 type timedBody struct {
 	r    io.Reader
 	st   *callState
-	idle bool
 	last time.Time
 }
 
@@ -266,9 +264,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 			}
 		}
 		b.last = now
-		if b.idle {
-			st.wd.arm(ClockIdle, now)
-		}
+		st.wd.arm(ClockIdle, now) // returns before its lock when idle is off
 	}
 	return n, err
 }
