@@ -423,7 +423,7 @@ func TestProbeJobDeadlineAndResume(t *testing.T) {
 	if got := r2.Paths["batch"].Items; got.Total != it.Unprocessed || got.Done != it.Unprocessed {
 		t.Errorf("resumed run items %+v, want exactly the %d unprocessed, all done", got, it.Unprocessed)
 	}
-	// Items canceled in flight by the deadline reached the simulator twice
+	// Items canceled in flight by the deadline may reach the simulator twice
 	// (once cut, once resumed); every other item exactly once, and none lost.
 	mu.Lock()
 	defer mu.Unlock()
@@ -439,8 +439,10 @@ func TestProbeJobDeadlineAndResume(t *testing.T) {
 			twice++
 		}
 	}
-	if canceled := r1.Paths["batch"].Outcomes[probe.OutcomeCanceled]; twice != canceled {
-		t.Errorf("%d items sent twice, but %d were canceled in flight by the deadline", twice, canceled)
+	// Only an item canceled in flight can have reached the simulator twice;
+	// one canceled before its request was read reached it once.
+	if canceled := r1.Paths["batch"].Outcomes[probe.OutcomeCanceled]; twice > canceled {
+		t.Errorf("%d items sent twice, but only %d were canceled in flight by the deadline", twice, canceled)
 	}
 }
 
